@@ -1,0 +1,90 @@
+// mlbs — configuration as plain data (DESIGN §2, §4).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlbs {
+
+/// One storage layer. Tiers are ordered fastest first; the first must be a
+/// `memory` tier (the DRAM slot pool), the last one is the persistent tier.
+struct Tier {
+  std::string kind;                       ///< backend name: "memory", "directory"
+  std::string path;                       ///< directory tiers: where records go
+  std::uint64_t capacity_bytes = 0;       ///< hard quota; 0 = unlimited (not for memory)
+  std::uint64_t bandwidth_bytes_per_s = 0;  ///< cap; 0 = none (applied by a wrapper)
+  std::uint64_t block_bytes = 4096;       ///< I/O alignment unit
+  bool shared = false;                    ///< used by several processes (e.g. MPI ranks of a node)
+  /// Write-behind water marks, as fractions of capacity. When the bytes held
+  /// only in this tier (no copy below) exceed high_water*capacity, the engine
+  /// writes records down until they are below low_water*capacity.
+  /// Memory default 0/0: write behind continuously, so a writer never waits
+  /// for a copy down. Directory default 1/1: move down only when placement
+  /// needs the room (writing every record to the slow tier would waste it).
+  double high_water = 1.0;
+  double low_water = 1.0;
+
+  static Tier memory(std::uint64_t capacity_bytes);
+  static Tier directory(std::string path, std::uint64_t capacity_bytes = 0);
+};
+
+/// The application's declared future access order (DESIGN §2).
+struct Schedule {
+  enum class Kind { fifo, lifo, explicit_order, unknown };
+  Kind kind = Kind::lifo;
+  std::vector<std::uint64_t> order;   ///< explicit_order: ids in the order they will be read
+
+  static Schedule fifo() { return {Kind::fifo, {}}; }
+  static Schedule lifo() { return {Kind::lifo, {}}; }
+  static Schedule explicit_order(std::vector<std::uint64_t> ids) {
+    return {Kind::explicit_order, std::move(ids)};
+  }
+  static Schedule unknown() { return {Kind::unknown, {}}; }
+};
+
+enum class Durability { scratch, persistent };
+
+/// How a directory tier lays records out on disk.
+enum class Layout { file_per_record };
+
+struct Config {
+  std::vector<Tier> tiers = {Tier::memory(1ull << 30), Tier::directory("mlbs-data")};
+  Schedule schedule = Schedule::lifo();
+  Durability durability = Durability::scratch;
+  int helper_core = -1;          ///< core to pin the helper threads to; -1 = auto (not pinned)
+  unsigned helper_threads = 1;   ///< helper threads moving data (>1 overlaps tiers)
+  bool checksums = true;         ///< xxHash3 of every record, verified on the way up
+  Layout layout = Layout::file_per_record;
+  std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite
+  unsigned shutdown_timeout_ms = 60000;       ///< bound on draining at destruction
+
+  /// Reads a TOML file (see docs/configuration.md). Errors name field and line.
+  static Config from_file(const std::string& path);
+  /// Parses TOML text; `source` names it in errors.
+  static Config from_toml(std::string_view text, const std::string& source = "<string>");
+  /// Starts from MLBS_CONFIG (a TOML file) if set, else defaults, then applies
+  /// MLBS_TIERS, MLBS_SCHEDULE, MLBS_DURABILITY, MLBS_HELPER_CORE,
+  /// MLBS_HELPER_THREADS, MLBS_CHECKSUMS, MLBS_IO_CHUNK.
+  static Config from_env();
+
+  /// Checks the configuration; throws ConfigError naming the field.
+  void validate() const;
+};
+
+/// "mem:2GiB,dir:/nvme/run:64GiB,dir:/lustre/run" -> tiers. `field` names the
+/// source in errors (e.g. "MLBS_TIERS").
+std::vector<Tier> parse_tier_spec(std::string_view spec, const std::string& field = "tiers");
+/// The inverse of parse_tier_spec.
+std::string format_tier_spec(const std::vector<Tier>& tiers);
+/// "64GiB", "512 MiB", "1.5G", "4096" -> bytes (binary K/M/G/T, decimal KB/MB/GB/TB).
+std::uint64_t parse_size(std::string_view text, const std::string& field = "size");
+/// "lifo", "fifo", "unknown", "3,1,2" (explicit order) -> Schedule.
+Schedule parse_schedule(std::string_view text, const std::string& field = "schedule");
+std::string to_string(Schedule::Kind kind);
+std::string to_string(Durability d);
+/// 1536 -> "1.5 KiB".
+std::string format_bytes(std::uint64_t bytes);
+
+}  // namespace mlbs

@@ -1,0 +1,46 @@
+// mlbs — the type-erased part of Store<T>: everything works on bytes here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlbs/detail/block.hpp"
+#include "mlbs/stats.hpp"
+
+namespace mlbs {
+class Runtime;
+namespace engine { class Engine; }
+
+namespace detail {
+
+class StoreCore {
+ public:
+  StoreCore(Runtime& rt, std::string name);
+  ~StoreCore();
+  StoreCore(StoreCore&&) noexcept;
+  StoreCore& operator=(StoreCore&&) noexcept;
+  StoreCore(const StoreCore&) = delete;
+  StoreCore& operator=(const StoreCore&) = delete;
+
+  void write(std::uint64_t id, const std::byte* data, std::size_t bytes);
+  /// Delivers record `id` into `buf` (swapping blocks when capacities match,
+  /// else copying, reallocating `buf` if it is too small); returns the size in
+  /// bytes. Throws SizeMismatchError when the size is not a multiple of elem_size.
+  std::size_t read(std::uint64_t id, Block& buf, std::size_t elem_size);
+  bool contains(std::uint64_t id) const;
+  void erase(std::uint64_t id);
+  std::vector<std::uint64_t> ids() const;
+  void flush();
+  RecordInfo info(std::uint64_t id) const;
+  const std::string& name() const noexcept { return name_; }
+
+ private:
+  std::shared_ptr<engine::Engine> engine_;
+  std::uint32_t handle_ = 0;
+  std::string name_;
+};
+
+}  // namespace detail
+}  // namespace mlbs

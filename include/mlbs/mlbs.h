@@ -1,0 +1,67 @@
+/* mlbs — C API for C and Fortran callers. Opaque handles; every function
+ * returns 0 or a negative errno and never lets an exception cross. The text of
+ * the last error on the calling thread is available from mlbs_last_error(). */
+#ifndef MLBS_MLBS_H
+#define MLBS_MLBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mlbs_runtime mlbs_runtime_t;
+typedef struct mlbs_store mlbs_store_t;
+
+typedef enum { MLBS_SCRATCH = 0, MLBS_PERSISTENT = 1 } mlbs_durability_t;
+
+typedef struct mlbs_tier_stats {
+  uint64_t capacity_bytes, used_bytes, records;
+  uint64_t bytes_in, bytes_out, ops_in, ops_out, busy_ns, stalls;
+} mlbs_tier_stats_t;
+
+typedef struct mlbs_stats {
+  uint64_t writes, reads, write_block_ns, read_block_ns, copy_ns;
+  uint64_t prefetches, writebacks, live_records;
+  uint32_t ntiers;
+} mlbs_stats_t;
+
+/* Runtime from a tier spec ("mem:2GiB,dir:/nvme:64GiB,dir:/pfs"), a schedule
+ * ("lifo", "fifo", "unknown" or "3,1,2") and a durability. NULL tiers or
+ * schedule keep the defaults. */
+int mlbs_runtime_create(const char* tiers, const char* schedule, mlbs_durability_t durability,
+                        mlbs_runtime_t** out);
+/* Runtime from a TOML file (Config::from_file). */
+int mlbs_runtime_create_from_file(const char* toml_path, mlbs_runtime_t** out);
+/* Runtime from MLBS_CONFIG / MLBS_* variables (Config::from_env). */
+int mlbs_runtime_create_from_env(mlbs_runtime_t** out);
+/* Destroys the runtime; stores must be destroyed first. NULL is ignored. */
+int mlbs_runtime_destroy(mlbs_runtime_t* rt);
+int mlbs_runtime_stats(const mlbs_runtime_t* rt, mlbs_stats_t* out);
+int mlbs_runtime_tier_stats(const mlbs_runtime_t* rt, uint32_t tier, mlbs_tier_stats_t* out);
+
+/* A store whose working buffer holds `bytes` zeroed bytes. */
+int mlbs_store_create(mlbs_runtime_t* rt, const char* name, size_t bytes, mlbs_store_t** out);
+int mlbs_store_destroy(mlbs_store_t* s);
+/* The working buffer (4096-byte aligned) and its size; valid until the next
+ * read or resize of the store. */
+void* mlbs_store_data(mlbs_store_t* s);
+size_t mlbs_store_size(const mlbs_store_t* s);
+int mlbs_store_resize(mlbs_store_t* s, size_t bytes);
+int mlbs_store_write(mlbs_store_t* s, uint64_t id);
+int mlbs_store_read(mlbs_store_t* s, uint64_t id);
+/* 1 if held, 0 if not, or -errno. */
+int mlbs_store_contains(const mlbs_store_t* s, uint64_t id);
+int mlbs_store_erase(mlbs_store_t* s, uint64_t id);
+/* Writes up to `cap` ids into `ids` (ascending) and the total count into *count. */
+int mlbs_store_ids(const mlbs_store_t* s, uint64_t* ids, size_t cap, size_t* count);
+int mlbs_store_flush(mlbs_store_t* s);
+
+/* Message of the last failed call on this thread ("" if none). */
+const char* mlbs_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLBS_MLBS_H */

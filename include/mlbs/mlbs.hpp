@@ -1,0 +1,9 @@
+// mlbs — MultiLayered Buffer Storage. The one header users include.
+#pragma once
+
+#include "mlbs/config.hpp"
+#include "mlbs/errors.hpp"
+#include "mlbs/runtime.hpp"
+#include "mlbs/stats.hpp"
+#include "mlbs/store.hpp"
+#include "mlbs/version.hpp"

@@ -1,0 +1,63 @@
+// mlbs — catalog counters as returned by Runtime::stats() (DESIGN §2 Catalog).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlbs {
+
+struct TierStats {
+  std::string kind;
+  std::string path;
+  std::uint64_t capacity_bytes = 0;   ///< 0 = unlimited
+  std::uint64_t used_bytes = 0;       ///< bytes held now (records + in-flight reservations)
+  std::uint64_t peak_used_bytes = 0;
+  std::uint64_t records = 0;          ///< copies held now
+  std::uint64_t bytes_in = 0;         ///< written into this tier
+  std::uint64_t bytes_out = 0;        ///< read out of this tier
+  std::uint64_t ops_in = 0;
+  std::uint64_t ops_out = 0;
+  std::uint64_t busy_ns = 0;          ///< time spent in this tier's I/O
+  std::uint64_t stalls = 0;           ///< times a move waited for room here
+  std::uint64_t skipped_too_large = 0;  ///< records larger than the quota, placed elsewhere
+  /// Observed bandwidth, (bytes_in + bytes_out) / busy time; 0 before any I/O.
+  double bandwidth_bytes_per_s() const {
+    return busy_ns ? double(bytes_in + bytes_out) * 1e9 / double(busy_ns) : 0.0;
+  }
+};
+
+struct Stats {
+  std::vector<TierStats> tiers;       ///< same order as Config::tiers
+  std::uint64_t writes = 0;
+  std::uint64_t reads = 0;
+  std::uint64_t write_block_ns = 0;   ///< application time waiting inside write() for a slot
+  std::uint64_t read_block_ns = 0;    ///< application time waiting inside read() for a record
+  std::uint64_t copy_ns = 0;          ///< application time copying into slots
+  std::uint64_t write_stalls = 0;     ///< writes that had to wait
+  std::uint64_t read_stalls = 0;      ///< reads that had to wait
+  std::uint64_t prefetches = 0;       ///< copies up, ahead of the read
+  std::uint64_t demand_fetches = 0;   ///< copies up that a waiting read asked for
+  std::uint64_t writebacks = 0;       ///< copies down
+  std::uint64_t buffer_swaps = 0;     ///< reads delivered by an O(1) swap
+  std::uint64_t checksum_failures = 0;
+  std::uint64_t live_records = 0;
+};
+
+/// What the catalog knows about one record.
+struct RecordInfo {
+  struct Move {
+    std::uint64_t time_ns;   ///< since the runtime started
+    int from_tier;           ///< -1: written by the application
+    int to_tier;             ///< -1: dropped / released
+  };
+  std::uint64_t id = 0;
+  std::uint64_t size_bytes = 0;
+  std::uint64_t checksum = 0;        ///< xxHash3-64; valid when has_checksum
+  bool has_checksum = false;
+  std::vector<int> tiers;            ///< tiers holding a full copy now
+  bool durable = false;              ///< persistent mode: on the last tier and journaled
+  std::vector<Move> lineage;         ///< timestamped moves between tiers
+};
+
+}  // namespace mlbs

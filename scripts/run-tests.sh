@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# mlbs — THE test command. Installs the build dependencies (scripts/setup.sh),
+# builds and tests the `default` preset (every test), then builds the `tsan`
+# preset and runs the engine and integration tests under ThreadSanitizer.
+# Works from any directory. Exits non-zero if any stage fails; the last line
+# says which.
+#
+# Environment:
+#   MLBS_TEST_TIMEOUT  per-test timeout in seconds (default 600)
+#   MLBS_TEST_JOBS     tests run in parallel (default 2)
+#   MLBS_SKIP_TSAN=1   skip the ThreadSanitizer stage (local iteration only)
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo_root"
+
+timeout_s=${MLBS_TEST_TIMEOUT:-600}
+test_jobs=${MLBS_TEST_JOBS:-2}
+start_s=$SECONDS
+failed=()
+skipped=""
+stage="setup"
+
+finish() {
+  local rc=$?
+  local elapsed=$((SECONDS - start_s))
+  if ((rc == 0 && ${#failed[@]} == 0)); then
+    if [[ -n $skipped ]]; then
+      echo "mlbs run-tests: PASSED (default only; tsan SKIPPED by MLBS_SKIP_TSAN) in ${elapsed}s"
+    else
+      echo "mlbs run-tests: ALL PASSED (default + tsan) in ${elapsed}s"
+    fi
+  else
+    ((${#failed[@]})) || failed=("$stage")
+    echo "mlbs run-tests: FAILED (${failed[*]}) after ${elapsed}s"
+    ((rc != 0)) || rc=1
+  fi
+  exit "$rc"
+}
+trap finish EXIT
+
+banner() { printf '\n=== mlbs run-tests: %s ===\n' "$*"; }
+
+banner "setup"
+stage="setup"
+bash scripts/setup.sh
+
+# --- default preset: everything ------------------------------------------------
+banner "configure + build (default)"
+stage="build default"
+cmake --preset default
+cmake --build --preset default
+
+banner "ctest (default, all tests)"
+stage="ctest default"
+if ! ctest --preset default -j "$test_jobs" --output-on-failure --timeout "$timeout_s"; then
+  failed+=("ctest default")
+fi
+
+# --- tsan preset: engine and integration tests ---------------------------------
+if [[ ${MLBS_SKIP_TSAN:-0} == 1 ]]; then
+  banner "tsan stage skipped (MLBS_SKIP_TSAN=1)"
+  skipped="tsan"
+else
+  banner "configure + build (tsan)"
+  stage="build tsan"
+  cmake --preset tsan
+  cmake --build --preset tsan
+
+  banner "ctest (tsan, -L 'unit|integration')"
+  stage="ctest tsan"
+  if ! TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+       ctest --preset tsan -L 'unit|integration' -j "$test_jobs" \
+             --output-on-failure --timeout "$timeout_s"; then
+    failed+=("ctest tsan")
+  fi
+fi
+
+((${#failed[@]} == 0))

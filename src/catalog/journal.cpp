@@ -1,0 +1,150 @@
+#include "catalog/journal.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "catalog/checksum.hpp"
+#include "mlbs/errors.hpp"
+
+namespace mlbs::catalog {
+namespace {
+
+constexpr char kHeader[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v1\n";
+constexpr std::uint32_t kEntryMagic = 0x4a424c4d;  // "MLBJ"
+
+using EntryBytes = std::array<unsigned char, Journal::kEntryBytes>;
+
+template <class T>
+void put(unsigned char* at, T v) {
+  std::memcpy(at, &v, sizeof v);  // little-endian hosts only, like the data files
+}
+template <class T>
+T get(const unsigned char* at) {
+  T v;
+  std::memcpy(&v, at, sizeof v);
+  return v;
+}
+
+EntryBytes encode(const JournalEntry& e) {
+  EntryBytes b{};
+  put(&b[0], kEntryMagic);
+  b[4] = static_cast<unsigned char>(e.op);
+  put(&b[8], e.id);
+  put(&b[16], e.generation);
+  put(&b[24], e.size);
+  put(&b[32], e.checksum);
+  put(&b[40], checksum(b.data(), 40));
+  return b;
+}
+
+bool decode(const unsigned char* b, JournalEntry& e) {
+  if (get<std::uint32_t>(b) != kEntryMagic) return false;
+  if (get<std::uint64_t>(b + 40) != checksum(b, 40)) return false;
+  if (b[4] != 1 && b[4] != 2) return false;
+  e.op = static_cast<JournalEntry::Op>(b[4]);
+  e.id = get<std::uint64_t>(b + 8);
+  e.generation = get<std::uint64_t>(b + 16);
+  e.size = get<std::uint64_t>(b + 24);
+  e.checksum = get<std::uint64_t>(b + 32);
+  return true;
+}
+
+}  // namespace
+
+JournalReplay replay_journal(const std::string& path) {
+  JournalReplay r;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return r;
+    throw IoError(errno, fmt::format("cannot open journal {}", path));
+  }
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      throw IoError(err, fmt::format("cannot read journal {}", path));
+    }
+    if (n == 0) break;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (bytes.size() < Journal::kHeaderBytes) {  // torn while being created
+    r.torn_bytes = bytes.size();
+    return r;
+  }
+  if (bytes.compare(0, Journal::kHeaderBytes, kHeader) != 0)
+    throw CorruptionError(EBADMSG, fmt::format("{} is not an mlbs journal", path));
+  std::size_t off = Journal::kHeaderBytes;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  JournalEntry e;
+  // The first entry that fails its checksum ends the valid prefix: entries
+  // are appended in order, so anything after a torn one was never acknowledged.
+  while (off + Journal::kEntryBytes <= bytes.size() && decode(p + off, e)) {
+    r.entries.push_back(e);
+    if (e.op == JournalEntry::Op::put)
+      r.live[e.id] = e;
+    else
+      r.live.erase(e.id);
+    off += Journal::kEntryBytes;
+  }
+  r.valid_bytes = off;
+  r.torn_bytes = bytes.size() - off;
+  return r;
+}
+
+Journal::Journal(std::string path, std::uint64_t valid_bytes) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw IoError(errno, fmt::format("cannot open journal {}", path_));
+  if (valid_bytes < kHeaderBytes) {
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, kHeader, kHeaderBytes, 0) != kHeaderBytes ||
+        ::fdatasync(fd_) != 0) {
+      int err = errno;
+      ::close(fd_);
+      throw IoError(err, fmt::format("cannot initialise journal {}", path_));
+    }
+    end_ = kHeaderBytes;
+  } else {
+    if (::ftruncate(fd_, static_cast<off_t>(valid_bytes)) != 0) {
+      int err = errno;
+      ::close(fd_);
+      throw IoError(err, fmt::format("cannot cut the torn tail of journal {}", path_));
+    }
+    end_ = valid_bytes;
+  }
+}
+
+Journal::~Journal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Journal::append(const JournalEntry& e) {
+  EntryBytes b = encode(e);
+  std::lock_guard lock(mu_);
+  ssize_t n = ::pwrite(fd_, b.data(), b.size(), static_cast<off_t>(end_));
+  if (n != static_cast<ssize_t>(b.size())) {
+    int err = n < 0 ? errno : EIO;
+    // Cut a partial entry so later appends stay aligned to entries.
+    if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {}
+    if (err == ENOSPC || err == EDQUOT)
+      throw DeviceFullError(err, fmt::format("cannot append to journal {}", path_));
+    throw IoError(err, fmt::format("cannot append to journal {}", path_));
+  }
+  end_ += b.size();
+}
+
+void Journal::sync() {
+  std::lock_guard lock(mu_);
+  if (::fdatasync(fd_) != 0) throw IoError(errno, fmt::format("cannot fdatasync journal {}", path_));
+}
+
+}  // namespace mlbs::catalog

@@ -1,0 +1,48 @@
+#include "mlbs/detail/store_core.hpp"
+
+#include "engine/engine.hpp"
+#include "mlbs/errors.hpp"
+#include "mlbs/runtime.hpp"
+
+namespace mlbs::detail {
+
+StoreCore::StoreCore(Runtime& rt, std::string name)
+    : engine_(rt.engine_), handle_(engine_->open_store(name)), name_(std::move(name)) {}
+
+StoreCore::~StoreCore() {
+  if (engine_) engine_->close_store(handle_);
+}
+
+StoreCore::StoreCore(StoreCore&& o) noexcept
+    : engine_(std::move(o.engine_)), handle_(o.handle_), name_(std::move(o.name_)) {}
+
+StoreCore& StoreCore::operator=(StoreCore&& o) noexcept {
+  if (this != &o) {
+    if (engine_) engine_->close_store(handle_);
+    engine_ = std::move(o.engine_);
+    handle_ = o.handle_;
+    name_ = std::move(o.name_);
+  }
+  return *this;
+}
+
+namespace {
+engine::Engine& live(const std::shared_ptr<engine::Engine>& e, const std::string& name) {
+  if (!e) throw InvalidArgumentError(EBADF, "store was moved from", {name, {}, {}});
+  return *e;
+}
+}  // namespace
+
+void StoreCore::write(std::uint64_t id, const std::byte* data, std::size_t bytes) {
+  live(engine_, name_).write(handle_, id, data, bytes);
+}
+std::size_t StoreCore::read(std::uint64_t id, Block& buf, std::size_t elem_size) {
+  return live(engine_, name_).read(handle_, id, buf, elem_size);
+}
+bool StoreCore::contains(std::uint64_t id) const { return live(engine_, name_).contains(handle_, id); }
+void StoreCore::erase(std::uint64_t id) { live(engine_, name_).erase(handle_, id); }
+std::vector<std::uint64_t> StoreCore::ids() const { return live(engine_, name_).ids(handle_); }
+void StoreCore::flush() { live(engine_, name_).flush(handle_); }
+RecordInfo StoreCore::info(std::uint64_t id) const { return live(engine_, name_).info(handle_, id); }
+
+}  // namespace mlbs::detail

@@ -1,0 +1,1026 @@
+#include "engine/engine.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "catalog/checksum.hpp"
+#include "engine/placement.hpp"
+#include "mlbs/errors.hpp"
+#include "tiers/registry.hpp"
+
+namespace mlbs::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t elapsed_ns(Clock::time_point since) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count());
+}
+
+const Config& validated(const Config& cfg) {
+  cfg.validate();
+  return cfg;
+}
+
+void check_store_name(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 200 && name != "." && name != ".." &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                           c == '.';
+                  });
+  if (!ok)
+    throw InvalidArgumentError(
+        EINVAL, fmt::format("invalid store name '{}': use 1-200 of [A-Za-z0-9._-]", name));
+}
+
+/// Distinguishes runtimes of one process that share tier paths.
+std::atomic<std::uint64_t> g_runtime_serial{0};
+
+}  // namespace
+
+// ============================================================================
+// construction and shutdown
+// ============================================================================
+
+Engine::Engine(Config cfg)
+    : cfg_(std::move(cfg)), pool_(validated(cfg_).tiers[0].capacity_bytes) {
+  tiers_.resize(cfg_.tiers.size());
+  for (std::size_t t = 0; t < cfg_.tiers.size(); ++t) {
+    TierState& ts = tiers_[t];
+    ts.stats.kind = cfg_.tiers[t].kind;
+    ts.stats.path = cfg_.tiers[t].path;
+    ts.stats.capacity_bytes = cfg_.tiers[t].capacity_bytes;
+    if (t == 0) continue;
+    ts.backend = tiers::make_backend(static_cast<int>(t), cfg_.tiers[t]);
+    ts.backend->probe();
+  }
+  if (cfg_.schedule.kind == Schedule::Kind::explicit_order)
+    for (std::uint32_t i = 0; i < cfg_.schedule.order.size(); ++i)
+      schedule_pos_[cfg_.schedule.order[i]].push_back(i);
+
+  for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
+    helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
+    if (cfg_.helper_core >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cfg_.helper_core, &set);
+      if (int err = pthread_setaffinity_np(helpers_.back().native_handle(), sizeof set, &set))
+        std::fprintf(stderr, "mlbs: cannot pin helper %u to core %d: %s\n", i, cfg_.helper_core,
+                     std::strerror(err));
+    }
+  }
+}
+
+Engine::~Engine() { shutdown(); }
+
+void Engine::shutdown() noexcept {
+  Lock lock(mu_);
+  if (stopping_) return;
+  // Persistent mode owes every accepted record to the last tier.
+  if (persistent()) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(cfg_.shutdown_timeout_ms);
+    for (std::uint32_t s = 0; s < stores_.size(); ++s) {
+      if (!stores_[s].open) continue;
+      try {
+        wait_durable(lock, s, std::numeric_limits<std::uint64_t>::max(), deadline);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "mlbs: shutdown could not make store '%s' durable: %s\n",
+                     stores_[s].name.c_str(), e.what());
+      }
+    }
+  }
+  stopping_ = true;
+  lock.unlock();
+  for (auto& h : helpers_) h.request_stop();
+  work_cv_.notify_all();
+  for (auto& h : helpers_)
+    if (h.joinable()) h.join();
+  lock.lock();
+  // Finish the removals the helpers did not get to, so scratch leaves no files.
+  while (!removals_.empty()) {
+    Op op = std::move(removals_.front());
+    removals_.pop_front();
+    try {
+      if (op.journal) op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
+      tiers_[op.tier].backend->remove({op.space, op.id, op.gen, op.store_name});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mlbs: %s\n", e.what());
+    }
+  }
+  state_cv_.notify_all();
+}
+
+// ============================================================================
+// small helpers
+// ============================================================================
+
+std::uint64_t Engine::now_ns() const { return elapsed_ns(t0_); }
+
+void Engine::touch() {
+  ++version_;
+  ranking_dirty_ = true;
+  work_cv_.notify_all();
+  state_cv_.notify_all();
+}
+
+void Engine::raise_pending() {
+  if (stopping_) throw ShutdownError(ESHUTDOWN, "the runtime has been shut down");
+  if (!pending_errors_.empty()) {
+    auto e = pending_errors_.front();
+    pending_errors_.pop_front();
+    std::rethrow_exception(e);
+  }
+}
+
+ErrorContext Engine::ctx(std::uint32_t store, std::uint64_t id) const {
+  return {stores_[store].name, id, {}};
+}
+
+ErrorContext Engine::ctx(const Record& r, int tier) const {
+  ErrorContext c{stores_[r.store].name, r.id, {}};
+  if (tier == 0) c.tier = "tier 0 (memory)";
+  if (tier > 0) c.tier = tiers_[tier].backend->label();
+  return c;
+}
+
+StoreState& Engine::store_ref(std::uint32_t store) {
+  if (store >= stores_.size() || !stores_[store].open)
+    throw InvalidArgumentError(EBADF, "store handle is closed");
+  return stores_[store];
+}
+
+Record* Engine::find(std::uint32_t store, std::uint64_t id) {
+  auto it = records_.find({store, id});
+  return it == records_.end() || it->second->retired ? nullptr : it->second.get();
+}
+
+Record& Engine::get(std::uint32_t store, std::uint64_t id) {
+  if (Record* r = find(store, id)) return *r;
+  throw UnknownIdError(ENOENT, "no such record", ctx(store, id));
+}
+
+std::string Engine::space_for(const StoreState& s, int tier) const {
+  return persistent() && tier == last() ? s.persistent_space : s.space;
+}
+
+void Engine::note(Record& r, int from, int to) {
+  // Lineage is bounded so a record moved often cannot grow without limit.
+  if (r.lineage.size() >= 64) r.lineage.erase(r.lineage.begin() + 1);
+  r.lineage.push_back({now_ns(), from, to});
+}
+
+int Engine::fastest_copy(const Record& r, int except) const {
+  for (int t = 0; t <= last(); ++t)
+    if ((r.copies & bit(t)) && t != except) return t;
+  return -1;
+}
+
+bool Engine::needs_persist(const Record& r) const {
+  return persistent() && !(r.copies & bit(last())) && !(r.avoid & bit(last()));
+}
+
+std::uint64_t Engine::tier_free(int t) const {
+  const TierState& ts = tiers_[t];
+  if (t == 0) return pool_.free_bytes();
+  if (ts.full_latched) return 0;
+  const std::uint64_t cap = cfg_.tiers[t].capacity_bytes;
+  if (cap == 0) return std::numeric_limits<std::uint64_t>::max();
+  return cap > ts.used ? cap - ts.used : 0;
+}
+
+// ============================================================================
+// placement
+// ============================================================================
+
+std::uint64_t Engine::rank_of(const Record& r) const {
+  constexpr std::uint64_t kLater = 1ull << 62;  // after everything the schedule names
+  if (r.demand) return 0;
+  switch (cfg_.schedule.kind) {
+    case Schedule::Kind::fifo:
+      return 1 + r.gen;
+    case Schedule::Kind::lifo:
+      return kLater - r.gen;
+    case Schedule::Kind::unknown:
+      return kLater - r.last_use;  // least recently used = furthest
+    case Schedule::Kind::explicit_order: {
+      auto it = schedule_pos_.find(r.id);
+      if (it != schedule_pos_.end()) {
+        auto c = stores_[r.store].consumed.find(r.id);
+        const std::uint32_t used = c == stores_[r.store].consumed.end() ? 0 : c->second;
+        if (used < it->second.size()) return 1 + it->second[used];
+      }
+      return kLater + r.gen;
+    }
+  }
+  return kLater;
+}
+
+void Engine::refresh_placement() {
+  if (!ranking_dirty_) return;
+  ranking_dirty_ = false;
+  ranked_.clear();
+  ranked_.reserve(records_.size());
+  for (auto& [k, r] : records_)
+    if (!r->retired) {
+      r->rank = rank_of(*r);
+      ranked_.push_back(r.get());
+    }
+  std::sort(ranked_.begin(), ranked_.end(), [](const Record* a, const Record* b) {
+    return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
+  });
+
+  std::vector<PlacementItem> items;
+  items.reserve(ranked_.size());
+  for (Record* r : ranked_) items.push_back({r->size, detail::round_up_block(r->size), r->avoid});
+  // DRAM keeps headroom for the writes in progress (at least one record), so
+  // a writer finds a clean slot to take instead of waiting for a copy down.
+  const std::uint64_t headroom = std::max(pending_bytes_, last_write_bytes_);
+  const std::uint64_t mem_target = pool_.capacity() > headroom ? pool_.capacity() - headroom : 0;
+  std::vector<std::uint64_t> caps(tiers_.size(), 0);
+  for (int t = 1; t <= last(); ++t) {
+    const Tier& d = cfg_.tiers[t];
+    caps[t] = d.capacity_bytes;
+    // In scratch mode a file tier holds one copy per record: its high water
+    // mark is how full placement may fill it (headroom for bursts).
+    if (!persistent() && d.capacity_bytes && d.high_water < 1.0)
+      caps[t] = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(d.capacity_bytes * d.high_water));
+    if (tiers_[t].full_latched) caps[t] = std::max<std::uint64_t>(1, tiers_[t].used);
+  }
+  Placement p = place(items, mem_target, caps);
+  for (std::size_t i = 0; i < ranked_.size(); ++i) {
+    ranked_[i]->want_mem = p.in_memory[i];
+    ranked_[i]->dir_target = p.dir_tier[i];
+  }
+
+  // Water-mark hysteresis: dirty bytes are those with no copy below (scratch)
+  // or not yet on the last tier (persistent).
+  std::vector<std::uint64_t> dirty(tiers_.size(), 0);
+  for (Record* r : ranked_)
+    for (int t = 0; t < last(); ++t) {
+      if (!(r->copies & bit(t))) continue;
+      const bool is_dirty = persistent() ? !(r->copies & bit(last()))
+                                         : (r->copies & ~(bit(t + 1) - 1)) == bit(t);
+      if (is_dirty) dirty[t] += r->size;
+    }
+  for (int t = 0; t < last(); ++t) {
+    const Tier& d = cfg_.tiers[t];
+    const double cap = t == 0 ? double(pool_.capacity()) : double(d.capacity_bytes);
+    if (cap == 0) {  // unlimited: only "write behind continuously" means anything
+      tiers_[t].wb_active = d.high_water == 0.0 && dirty[t] > 0;
+      continue;
+    }
+    if (dirty[t] > d.high_water * cap) tiers_[t].wb_active = true;
+    if (dirty[t] <= d.low_water * cap || dirty[t] == 0) tiers_[t].wb_active = false;
+  }
+}
+
+bool Engine::ensure_mem_room(std::size_t bytes, const Record* except) {
+  if (pool_.fits(bytes)) return true;
+  // Drop clean DRAM copies the placement no longer wants, furthest use first.
+  for (auto it = ranked_.rbegin(); it != ranked_.rend() && !pool_.fits(bytes); ++it) {
+    Record& r = **it;
+    if (&r == except || r.busy || r.pins || r.want_mem || r.retired) continue;
+    if ((r.copies & bit(0)) && (r.copies & ~bit(0))) drop_copy(r, 0);
+  }
+  return pool_.fits(bytes);
+}
+
+bool Engine::ensure_tier_room(int t, std::uint64_t bytes, const Record* except) {
+  if (tier_free(t) >= bytes) return true;
+  if (tiers_[t].full_latched) return false;
+  for (auto it = ranked_.rbegin(); it != ranked_.rend() && tier_free(t) < bytes; ++it) {
+    Record& r = **it;
+    if (&r == except || r.busy || r.retired || !(r.copies & bit(t)) || r.dir_target == t) continue;
+    if (persistent() && t == last()) continue;
+    if (r.copies & ~bit(t)) drop_copy(r, t);
+  }
+  if (tier_free(t) >= bytes) return true;
+  ++tiers_[t].stats.stalls;
+  return false;
+}
+
+void Engine::drop_copy(Record& r, int t) {
+  r.copies &= ~bit(t);
+  note(r, t, -1);
+  if (t == 0) {
+    pool_.release(std::move(r.slot));
+  } else {
+    tiers_[t].used -= r.size;
+    Op rm;
+    rm.kind = Op::Kind::remove;
+    rm.tier = t;
+    rm.space = space_for(stores_[r.store], t);
+    rm.store_name = stores_[r.store].name;
+    rm.id = r.id;
+    rm.gen = r.gen;
+    if (persistent() && t == last() && r.journaled) rm.journal = stores_[r.store].journal;
+    removals_.push_back(std::move(rm));
+  }
+  ++version_;
+  state_cv_.notify_all();
+  work_cv_.notify_all();
+}
+
+void Engine::retire(Record& r) {
+  if (r.busy) {  // the helper finishes the copy, then complete() retires it
+    r.retired = true;
+    ranking_dirty_ = true;
+    return;
+  }
+  erase_record(r);
+}
+
+void Engine::erase_record(Record& r) {
+  for (int t = 0; t <= last(); ++t)
+    if (r.copies & bit(t)) drop_copy(r, t);
+  records_.erase({r.store, r.id});
+  touch();
+}
+
+// ============================================================================
+// the helper threads
+// ============================================================================
+
+void Engine::helper_loop(std::stop_token st, unsigned) {
+  // Staging for copies between two file tiers: memory use stays bounded by
+  // helper_threads * io_chunk_bytes whatever the record size.
+  detail::Block staging = detail::Block::allocate(cfg_.io_chunk_bytes);
+  Lock lock(mu_);
+  while (!st.stop_requested()) {
+    const std::uint64_t seen = version_;
+    std::optional<Op> op;
+    try {
+      op = plan();
+    } catch (...) {
+      pending_errors_.push_back(std::current_exception());
+      touch();
+    }
+    if (!op) {
+      if (inflight_ == 0 && version_ == seen) {
+        idle_version_ = seen;
+        state_cv_.notify_all();
+      }
+      work_cv_.wait(lock, st, [&] { return version_ != seen; });
+      continue;
+    }
+    ++inflight_;
+    lock.unlock();
+    const auto start = Clock::now();
+    std::exception_ptr err;
+    try {
+      execute(*op, staging);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    const std::uint64_t ns = elapsed_ns(start);
+    lock.lock();
+    --inflight_;
+    complete(*op, err, ns);
+    touch();
+  }
+}
+
+std::optional<Engine::Op> Engine::plan() {
+  if (stopping_) return std::nullopt;
+  if (!removals_.empty()) {
+    Op op = std::move(removals_.front());
+    removals_.pop_front();
+    return op;
+  }
+  refresh_placement();
+  const bool prefetching = cfg_.schedule.kind != Schedule::Kind::unknown;
+  auto copy_op = [&](Record& r, int src, int dst) {
+    Op op;
+    op.rec = &r;
+    op.src = src;
+    op.dst = dst;
+    op.persist = persistent() && dst == last();
+    // File tiers hold one copy per record in scratch mode: moving between
+    // them drops the source. DRAM copies and last-tier copies stay.
+    op.move = src > 0 && dst > 0 && !(persistent() && src == last());
+    if (dst == 0) {
+      auto block = pool_.allocate(r.size);
+      if (!block) return std::optional<Op>{};
+      op.block = std::move(*block);
+    } else {
+      tiers_[dst].used += r.size;
+      tiers_[dst].stats.peak_used_bytes =
+          std::max(tiers_[dst].stats.peak_used_bytes, tiers_[dst].used);
+    }
+    r.busy = true;
+    return std::optional<Op>{std::move(op)};
+  };
+
+  // 1. A read is waiting: fetch its record into DRAM first.
+  for (Record* r : ranked_) {
+    if (!r->demand) break;  // demand records rank first
+    if (r->busy || (r->copies & bit(0)) || r->error) continue;
+    const int src = fastest_copy(*r);
+    if (src < 0) continue;
+    if (ensure_mem_room(r->size, r))
+      if (auto op = copy_op(*r, src, 0)) {
+        op->demand = true;
+        return op;
+      }
+  }
+  // 2. DRAM-only records that placement sends down: the slots writers need.
+  for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) {
+    Record& r = **it;
+    if (r.busy || r.want_mem || r.copies != bit(0) || r.dir_target < 0) continue;
+    const int dst = needs_persist(r) ? last() : r.dir_target;
+    if (ensure_tier_room(dst, r.size, &r)) return copy_op(r, 0, dst);
+  }
+  // 3. File-tier copies above their target tier move down; stray copies go.
+  for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) {
+    Record& r = **it;
+    if (r.busy || r.dir_target < 0) continue;
+    const int t = r.dir_target;
+    if (r.copies & bit(t)) {
+      for (int u = 1; u <= last(); ++u)  // extra file copies (scratch: exclusive)
+        if (u != t && (r.copies & bit(u)) && !(persistent() && u == last())) {
+          drop_copy(r, u);
+        }
+      continue;
+    }
+    int above = -1;
+    for (int u = 1; u < t; ++u)
+      if (r.copies & bit(u)) above = u;
+    if (above > 0 && !(r.copies & bit(0)) && ensure_tier_room(t, r.size, &r))
+      return copy_op(r, above, t);
+    if (above > 0 && (r.copies & bit(0)) && ensure_tier_room(t, r.size, &r))
+      return copy_op(r, 0, t);  // faster source; the old copy goes as a stray
+  }
+  // 4. Prefetch into DRAM, soonest first, while DRAM has room.
+  if (prefetching)
+    for (Record* r : ranked_) {
+      if (!r->want_mem || r->busy || (r->copies & bit(0)) || r->error) continue;
+      const int src = fastest_copy(*r);
+      if (src < 0) continue;
+      if (!ensure_mem_room(r->size, r)) break;  // keep the order: no overtaking
+      if (auto op = copy_op(*r, src, 0)) {
+        op->prefetch = true;
+        return op;
+      }
+      break;
+    }
+  // 5. Prefetch between file tiers: records below their target move up.
+  if (prefetching)
+    for (Record* r : ranked_) {
+      const int t = r->dir_target;
+      if (t < 0 || r->busy || (r->copies & bit(t))) continue;
+      const int src = fastest_copy(*r, 0);
+      if (src <= t) continue;  // none below, or handled above
+      if (r->copies & bit(0)) continue;  // DRAM has it: step 7 writes it from there
+      if (tier_free(t) < r->size && !ensure_tier_room(t, r->size, r)) continue;
+      if (auto op = copy_op(*r, src, t)) {
+        op->prefetch = true;
+        return op;
+      }
+    }
+  // 6. Durability: copies to the last tier, in write order, when the water
+  //    marks say so or a flush asked for them.
+  if (persistent()) {
+    Record* oldest = nullptr;
+    for (Record* r : ranked_) {
+      if (r->busy || !needs_persist(*r)) continue;
+      const int src = fastest_copy(*r);
+      bool due = r->gen <= flush_horizon_;
+      for (int t = 0; t < last() && !due; ++t) due = tiers_[t].wb_active && (r->copies & bit(t));
+      if (src >= 0 && due && (!oldest || r->gen < oldest->gen)) oldest = r;
+    }
+    if (oldest && ensure_tier_room(last(), oldest->size, oldest))
+      return copy_op(*oldest, fastest_copy(*oldest), last());
+  }
+  // 7. Write-behind from DRAM: dirty records get their file-tier copy so their
+  //    slots can be reclaimed instantly; furthest next use first.
+  if (tiers_[0].wb_active || flush_horizon_ != 0)
+    for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) {
+      Record& r = **it;
+      if (r.busy || r.copies != bit(0) || r.dir_target < 0) continue;
+      if (!tiers_[0].wb_active && r.gen > flush_horizon_) continue;
+      if (ensure_tier_room(r.dir_target, r.size, &r)) return copy_op(r, 0, r.dir_target);
+    }
+  return std::nullopt;
+}
+
+void Engine::execute(Op& op, detail::Block& staging) {
+  if (op.kind == Op::Kind::remove) {
+    if (op.journal) {
+      op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
+      op.journal->sync();
+    }
+    tiers_[op.tier].backend->remove({op.space, op.id, op.gen, op.store_name});
+    return;
+  }
+  // The record is busy: no one else changes its copies, slot or checksum, so
+  // reading them without the lock is safe.
+  Record& r = *op.rec;
+  const StoreState& s = stores_[r.store];
+  const std::uint64_t size = r.size;
+  const bool verify = cfg_.checksums && r.has_checksum && op.src > 0;
+  const bool compute = cfg_.checksums && !r.has_checksum && op.src == 0;
+  if (compute) {
+    r.checksum = catalog::checksum(r.slot.data(), size);
+    r.has_checksum = true;
+  }
+  const std::string src_space = op.src > 0 ? space_for(s, op.src) : std::string{};
+  const std::string dst_space = op.dst > 0 ? space_for(s, op.dst) : std::string{};
+  std::unique_ptr<tiers::ObjectReader> reader;
+  std::unique_ptr<tiers::ObjectWriter> writer;
+  if (op.src > 0) reader = tiers_[op.src].backend->open({src_space, r.id, r.gen, s.name}, size);
+  if (op.dst > 0) writer = tiers_[op.dst].backend->create({dst_space, r.id, r.gen, s.name}, size);
+  catalog::Checksummer sum;
+  const std::size_t chunk = cfg_.io_chunk_bytes;
+  for (std::uint64_t off = 0; off < size; off += chunk) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, size - off));
+    const std::byte* from;
+    if (op.src == 0) {
+      from = r.slot.data() + off;
+    } else {
+      std::byte* into = op.dst == 0 ? op.block.data() + off : staging.data();
+      reader->read(off, into, n);
+      from = into;
+    }
+    if (verify) sum.update(from, n);
+    if (writer) writer->write(off, from, n);
+  }
+  if (verify && sum.digest() != r.checksum)
+    throw CorruptionError(EBADMSG,
+                          fmt::format("checksum mismatch: read {:016x}, catalog {:016x}",
+                                      sum.digest(), r.checksum),
+                          ctx(r, op.src));
+  if (writer) writer->commit(op.persist);
+  if (op.persist) {
+    s.journal->append({catalog::JournalEntry::Op::put, r.id, r.gen, size, r.checksum});
+    s.journal->sync();
+  }
+}
+
+void Engine::complete(Op& op, std::exception_ptr err, std::uint64_t ns) {
+  if (op.kind == Op::Kind::remove) {
+    if (err) pending_errors_.push_back(err);
+    return;
+  }
+  Record& r = *op.rec;
+  r.busy = false;
+  auto count = [&](int t, bool in, std::uint64_t bytes) {
+    TierStats& st = tiers_[t].stats;
+    (in ? st.bytes_in : st.bytes_out) += bytes;
+    ++(in ? st.ops_in : st.ops_out);
+    if (t > 0) st.busy_ns += ns;
+  };
+  if (err) {
+    if (op.dst == 0)
+      pool_.release(std::move(op.block));
+    else
+      tiers_[op.dst].used -= r.size;
+    int code = 0;
+    try {
+      std::rethrow_exception(err);
+    } catch (const CorruptionError&) {
+      ++counters_.checksum_failures;
+      // Another copy may still be good: forget the bad one and go on.
+      if (r.copies & ~bit(op.src)) {
+        drop_copy(r, op.src);
+        err = nullptr;
+      }
+    } catch (const Error& e) {
+      code = e.error_code();
+    } catch (...) {
+    }
+    if (err) {
+      if (code == ENOSPC || code == EDQUOT) tiers_[op.dst].full_latched = true;
+      if (op.dst > 0) r.avoid |= bit(op.dst);  // placement routes around the failing tier
+      if (op.demand || r.copies == 0 || (op.src > 0 && fastest_copy(r) < 0))
+        r.error = err;  // the waiting reader gets it
+      else
+        pending_errors_.push_back(err);
+    }
+  } else {
+    count(op.dst, true, r.size);
+    if (op.src >= 0) count(op.src, false, r.size);
+    r.copies |= bit(op.dst);
+    note(r, op.src, op.dst);
+    if (op.dst == 0) {
+      r.slot = std::move(op.block);
+      if (op.prefetch) ++counters_.prefetches;
+      if (op.demand) ++counters_.demand_fetches;
+    } else if (op.dst > op.src) {
+      ++counters_.writebacks;
+    }
+    if (op.persist) r.journaled = true;
+    if (op.move && !r.retired) drop_copy(r, op.src);
+    if (op.dst > 0 && tiers_[op.dst].full_latched && tier_free(op.dst) > 0)
+      tiers_[op.dst].full_latched = false;
+  }
+  if (r.retired) erase_record(r);
+}
+
+// ============================================================================
+// stores
+// ============================================================================
+
+std::uint32_t Engine::open_store(const std::string& name) {
+  check_store_name(name);
+  Lock lock(mu_);
+  raise_pending();
+  for (const StoreState& s : stores_)
+    if (s.open && s.name == name)
+      throw StoreBusyError(EBUSY, "a store of this name is already open in this runtime",
+                           {name, {}, {}});
+  static const std::uint64_t serial_base = 0;
+  (void)serial_base;
+  StoreState s;
+  s.name = name;
+  s.space = fmt::format("{}.{}-{}.scratch", name, ::getpid(), g_runtime_serial.fetch_add(1));
+  s.persistent_space = name;
+  const std::uint32_t index = static_cast<std::uint32_t>(stores_.size());
+  for (int t = 1; t <= last(); ++t) tiers_[t].backend->create_space(space_for(s, t));
+  stores_.push_back(std::move(s));
+  if (persistent()) {
+    try {
+      recover(index);
+    } catch (...) {
+      StoreState& failed = stores_[index];
+      failed.open = false;
+      if (failed.lock_fd >= 0) ::close(failed.lock_fd);
+      for (int t = 1; t < last(); ++t) tiers_[t].backend->remove_space(failed.space);
+      throw;
+    }
+  }
+  return index;
+}
+
+void Engine::recover(std::uint32_t index) {
+  StoreState& s = stores_[index];
+  tiers::Backend& pt = *tiers_[last()].backend;
+  const std::string dir = pt.space_path(s.persistent_space);
+  // One runtime at a time per persistent store, across processes too.
+  const std::string lock_path = dir + "/LOCK";
+  s.lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (s.lock_fd < 0) pt.fail(errno, fmt::format("cannot open {}", lock_path), nullptr);
+  if (::flock(s.lock_fd, LOCK_EX | LOCK_NB) != 0)
+    throw StoreBusyError(EBUSY, "the persistent store is open in another runtime or process",
+                         {s.name, {}, pt.label()});
+  const std::string journal_path = dir + "/journal.mlbs";
+  catalog::JournalReplay replay = catalog::replay_journal(journal_path);
+  std::vector<std::byte> buf(std::min<std::uint64_t>(cfg_.io_chunk_bytes, 1 << 20));
+  for (const auto& [id, e] : replay.live) {
+    // Verified eagerly: what ids() lists is readable and byte-exact.
+    bool ok = true;
+    try {
+      auto reader = pt.open({s.persistent_space, id, e.generation, s.name}, e.size);
+      catalog::Checksummer sum;
+      for (std::uint64_t off = 0; off < e.size; off += buf.size()) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), e.size - off));
+        reader->read(off, buf.data(), n);
+        sum.update(buf.data(), n);
+      }
+      ok = !cfg_.checksums || sum.digest() == e.checksum;
+      if (!ok) ++counters_.checksum_failures;
+    } catch (const std::exception& ex) {
+      ok = false;
+      std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: %s\n", s.name.c_str(),
+                   static_cast<unsigned long long>(id), ex.what());
+    }
+    if (!ok) {
+      std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: checksum mismatch\n",
+                   s.name.c_str(), static_cast<unsigned long long>(id));
+      continue;
+    }
+    auto r = std::make_unique<Record>();
+    r->store = index;
+    r->id = id;
+    r->size = e.size;
+    r->gen = e.generation;
+    r->checksum = e.checksum;
+    r->has_checksum = true;
+    r->copies = bit(last());
+    r->journaled = true;
+    r->last_use = ++clock_;
+    note(*r, last(), last());
+    tiers_[last()].used += e.size;
+    next_gen_ = std::max(next_gen_, e.generation + 1);
+    records_.emplace(Key{index, id}, std::move(r));
+  }
+  s.journal = std::make_shared<catalog::Journal>(journal_path, replay.valid_bytes);
+  touch();
+}
+
+void Engine::close_store(std::uint32_t index) noexcept {
+  Lock lock(mu_);
+  if (index >= stores_.size() || !stores_[index].open) return;
+  StoreState& s = stores_[index];
+  if (persistent() && !stopping_) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(cfg_.shutdown_timeout_ms);
+    try {
+      wait_durable(lock, index, std::numeric_limits<std::uint64_t>::max(), deadline);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mlbs: closing store '%s': %s\n", s.name.c_str(), e.what());
+    }
+  }
+  // Release every record's copies above the persistent tier (all of them in
+  // scratch mode); records being copied are finished by their helper first.
+  std::vector<Record*> mine;
+  for (auto& [k, r] : records_)
+    if (k.store == index) mine.push_back(r.get());
+  for (Record* r : mine) {
+    if (persistent()) {
+      r->retired = true;  // forget it here; the last-tier copy stays on disk
+      r->copies &= r->journaled ? ~bit(last()) : ~TierMask{0};
+      if (r->journaled) tiers_[last()].used -= r->size;
+    }
+    retire(*r);
+  }
+  // Wait (bounded) for in-flight copies and queued removals of this store.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(cfg_.shutdown_timeout_ms);
+  auto settled = [&] {
+    for (auto& [k, r] : records_)
+      if (k.store == index) return false;
+    for (const Op& op : removals_)
+      if (op.store_name == s.name && op.space == s.space) return false;
+    return inflight_ == 0 || stopping_;
+  };
+  if (!stopping_) state_cv_.wait_until(lock, deadline, settled);
+  if (!settled() && !stopping_)
+    std::fprintf(stderr, "mlbs: closing store '%s': copies still in flight after %u ms\n",
+                 s.name.c_str(), cfg_.shutdown_timeout_ms);
+  s.open = false;
+  for (int t = 1; t <= last(); ++t)
+    if (!(persistent() && t == last())) tiers_[t].backend->remove_space(s.space);
+  s.journal.reset();
+  if (s.lock_fd >= 0) ::close(s.lock_fd);
+  s.lock_fd = -1;
+  touch();
+}
+
+// ============================================================================
+// the application side
+// ============================================================================
+
+void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes) {
+  Lock lock(mu_);
+  raise_pending();
+  StoreState& s = store_ref(store);
+  if (find(store, id) || s.pending.count(id))
+    throw DuplicateIdError(EEXIST, "record already written (erase it before writing it again)",
+                           ctx(store, id));
+  const std::uint64_t slot_bytes = detail::round_up_block(bytes);
+  if (slot_bytes > pool_.capacity())
+    throw CapacityError(ENOSPC,
+                        fmt::format("record of {} is larger than the DRAM budget of {}",
+                                    format_bytes(bytes), format_bytes(pool_.capacity())),
+                        {s.name, id, "tier 0 (memory)"});
+  if (persistent()) {
+    const std::uint64_t cap = cfg_.tiers[last()].capacity_bytes;
+    if (cap && bytes > cap)
+      throw CapacityError(ENOSPC,
+                          fmt::format("record of {} is larger than the persistent tier's quota",
+                                      format_bytes(bytes)),
+                          {s.name, id, tiers_[last()].backend->label()});
+  }
+  s.pending.emplace(id, slot_bytes);
+  pending_bytes_ += slot_bytes;
+  last_write_bytes_ = slot_bytes;
+  touch();
+  auto unpend = [&] {
+    s.pending.erase(id);
+    pending_bytes_ -= slot_bytes;
+  };
+
+  std::optional<detail::Block> block;
+  const auto wait_start = Clock::now();
+  bool waited = false;
+  for (;;) {
+    refresh_placement();
+    if (ensure_mem_room(bytes, nullptr)) {
+      block = pool_.allocate(bytes);
+      if (block) break;
+    }
+    if (idle_version_ == version_ && inflight_ == 0) {
+      unpend();
+      touch();
+      throw CapacityError(ENOSPC,
+                          fmt::format("no tier can make room for a record of {}: every quota "
+                                      "is full and no scheduled read will free any",
+                                      format_bytes(bytes)),
+                          {s.name, id, "tier 0 (memory)"});
+    }
+    if (!pending_errors_.empty() || stopping_) {
+      unpend();
+      raise_pending();
+    }
+    waited = true;
+    state_cv_.wait(lock);
+  }
+  if (waited) {
+    counters_.write_block_ns += elapsed_ns(wait_start);
+    ++counters_.write_stalls;
+  }
+  lock.unlock();
+  const auto copy_start = Clock::now();
+  if (bytes) std::memcpy(block->data(), data, bytes);
+  const std::uint64_t copy_ns = elapsed_ns(copy_start);
+  lock.lock();
+  unpend();
+  auto r = std::make_unique<Record>();
+  r->store = store;
+  r->id = id;
+  r->size = bytes;
+  r->gen = next_gen_++;
+  r->copies = bit(0);
+  r->slot = std::move(*block);
+  r->last_use = ++clock_;
+  note(*r, -1, 0);
+  ++counters_.writes;
+  counters_.copy_ns += copy_ns;
+  TierStats& mem = tiers_[0].stats;
+  mem.bytes_in += bytes;
+  ++mem.ops_in;
+  records_.emplace(Key{store, id}, std::move(r));
+  touch();
+}
+
+std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& buf,
+                         std::size_t elem) {
+  Lock lock(mu_);
+  raise_pending();
+  StoreState& s = store_ref(store);
+  Record* r = &get(store, id);
+  if (elem == 0 || r->size % elem != 0)
+    throw SizeMismatchError(EMSGSIZE,
+                            fmt::format("record of {} bytes is not a whole number of {}-byte elements",
+                                        r->size, elem),
+                            ctx(store, id));
+  if (!(r->copies & bit(0))) {
+    r->demand = true;
+    touch();
+    const auto wait_start = Clock::now();
+    state_cv_.wait(lock, [&] {
+      r = find(store, id);
+      return !r || (r->copies & bit(0)) || r->error || stopping_ || !pending_errors_.empty();
+    });
+    counters_.read_block_ns += elapsed_ns(wait_start);
+    ++counters_.read_stalls;
+    if (!r) throw UnknownIdError(ENOENT, "record erased while being read", ctx(store, id));
+    r->demand = false;
+    ranking_dirty_ = true;
+    if (r->error) std::rethrow_exception(r->error);
+    if (!(r->copies & bit(0))) raise_pending();
+  }
+  // The schedule's bookkeeping: this use is consumed.
+  ++s.consumed[id];
+  r->last_use = ++clock_;
+  ++counters_.reads;
+  tiers_[0].stats.bytes_out += r->size;
+  ++tiers_[0].stats.ops_out;
+  const bool used_again = cfg_.schedule.kind == Schedule::Kind::explicit_order &&
+                          rank_of(*r) < (1ull << 62);
+  const bool release = !persistent() && !used_again;
+  const std::size_t size = r->size;
+  // O(1) delivery: hand the slot itself to the store when no one else needs it.
+  const bool can_take = !r->busy && r->pins == 0 && buf.capacity() == r->slot.capacity() &&
+                        (release || (persistent() && r->journaled));
+  if (can_take) {
+    detail::Block taken = std::move(r->slot);
+    r->copies &= ~bit(0);
+    note(*r, 0, -1);
+    pool_.exchange(taken.capacity(), std::move(buf));
+    buf = std::move(taken);
+    ++counters_.buffer_swaps;
+    if (release) erase_record(*r);
+    else touch();
+    return size;
+  }
+  // Copy out while pinned (a helper may be reading the same slot: both only read).
+  ++r->pins;
+  lock.unlock();
+  if (buf.capacity() < size) buf = detail::Block::allocate(size);
+  if (size) std::memcpy(buf.data(), r->slot.data(), size);
+  lock.lock();
+  --r->pins;
+  if (release) retire(*r);
+  touch();
+  return size;
+}
+
+bool Engine::contains(std::uint32_t store, std::uint64_t id) {
+  Lock lock(mu_);
+  raise_pending();
+  store_ref(store);
+  return find(store, id) != nullptr;
+}
+
+void Engine::erase(std::uint32_t store, std::uint64_t id) {
+  Lock lock(mu_);
+  raise_pending();
+  store_ref(store);
+  retire(get(store, id));
+  touch();
+}
+
+std::vector<std::uint64_t> Engine::ids(std::uint32_t store) {
+  Lock lock(mu_);
+  raise_pending();
+  store_ref(store);
+  std::vector<std::uint64_t> out;
+  for (auto& [k, r] : records_)
+    if (k.store == store && !r->retired) out.push_back(k.id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon,
+                          Clock::time_point deadline) {
+  flush_horizon_ = std::max(flush_horizon_, std::min(horizon, next_gen_ - 1));
+  touch();
+  const std::uint64_t limit = std::min(horizon, next_gen_ - 1);
+  std::exception_ptr failure;
+  auto done = [&] {
+    if (stopping_) return true;
+    for (auto& [k, r] : records_) {
+      if (k.store != store || r->retired || r->gen > limit || r->journaled) continue;
+      if (r->avoid & bit(last())) {
+        failure = r->error ? r->error
+                           : std::make_exception_ptr(IoError(EIO, "record could not be made durable",
+                                                             ctx(*r, last())));
+        return true;
+      }
+      return false;
+    }
+    return true;
+  };
+  if (!state_cv_.wait_until(lock, deadline, [&] { return done() || !pending_errors_.empty(); }))
+    throw IoError(ETIMEDOUT, "flush did not complete in time", {stores_[store].name, {}, {}});
+  if (failure) std::rethrow_exception(failure);
+  raise_pending();
+}
+
+void Engine::flush(std::uint32_t store) {
+  Lock lock(mu_);
+  raise_pending();
+  store_ref(store);
+  const auto deadline = Clock::time_point::max();
+  if (persistent()) {
+    wait_durable(lock, store, std::numeric_limits<std::uint64_t>::max(), deadline);
+    return;
+  }
+  // Scratch: return once write-behind of what was written so far is done and
+  // the helpers are idle.
+  flush_horizon_ = std::max(flush_horizon_, next_gen_ - 1);
+  touch();
+  state_cv_.wait(lock, [&] {
+    return stopping_ || !pending_errors_.empty() || (idle_version_ == version_ && inflight_ == 0);
+  });
+  raise_pending();
+}
+
+RecordInfo Engine::info(std::uint32_t store, std::uint64_t id) {
+  Lock lock(mu_);
+  store_ref(store);
+  const Record& r = get(store, id);
+  RecordInfo info;
+  info.id = r.id;
+  info.size_bytes = r.size;
+  info.checksum = r.checksum;
+  info.has_checksum = r.has_checksum;
+  for (int t = 0; t <= last(); ++t)
+    if (r.copies & bit(t)) info.tiers.push_back(t);
+  info.durable = r.journaled;
+  info.lineage = r.lineage;
+  return info;
+}
+
+Stats Engine::stats() {
+  Lock lock(mu_);
+  Stats s = counters_;
+  s.live_records = 0;
+  std::vector<std::uint64_t> copies(tiers_.size(), 0);
+  for (auto& [k, r] : records_) {
+    if (r->retired) continue;
+    ++s.live_records;
+    for (int t = 0; t <= last(); ++t)
+      if (r->copies & bit(t)) ++copies[t];
+  }
+  for (std::size_t t = 0; t < tiers_.size(); ++t) {
+    TierStats ts = tiers_[t].stats;
+    ts.used_bytes = t == 0 ? pool_.used_bytes() : tiers_[t].used;
+    ts.records = copies[t];
+    s.tiers.push_back(ts);
+  }
+  return s;
+}
+
+}  // namespace mlbs::engine

@@ -1,0 +1,185 @@
+// mlbs — the helper engine: catalog of records, placement by schedule, and
+// helper threads that move copies between tiers while the application computes.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "catalog/journal.hpp"
+#include "engine/slot_pool.hpp"
+#include "mlbs/config.hpp"
+#include "mlbs/detail/block.hpp"
+#include "mlbs/stats.hpp"
+#include "tiers/backend.hpp"
+
+namespace mlbs::engine {
+
+using TierMask = std::uint32_t;
+constexpr TierMask bit(int t) { return TierMask{1} << t; }
+
+/// One record and everything the catalog knows about it.
+struct Record {
+  std::uint32_t store = 0;
+  std::uint64_t id = 0;
+  std::uint64_t size = 0;
+  std::uint64_t gen = 0;            ///< runtime-unique write generation (also write order)
+  std::uint64_t checksum = 0;
+  bool has_checksum = false;
+  TierMask copies = 0;              ///< tiers holding a full copy
+  detail::Block slot;               ///< the DRAM copy when copies & bit(0)
+  std::uint64_t last_use = 0;       ///< LRU clock (unknown schedule)
+  bool busy = false;                ///< a helper is copying it
+  bool retired = false;             ///< released/erased while busy: finish when idle
+  bool demand = false;              ///< a read waits for it
+  bool journaled = false;           ///< persistent: durable on the last tier
+  int pins = 0;                     ///< readers copying out of its slot
+  TierMask avoid = 0;               ///< tiers that failed for it
+  std::exception_ptr error;         ///< why it cannot be delivered (corruption, lost copy)
+  std::vector<RecordInfo::Move> lineage;
+  // Placement of the last planning pass.
+  std::uint64_t rank = 0;
+  bool want_mem = false;
+  int dir_target = -1;
+};
+
+struct StoreState {
+  std::string name;
+  std::string space;               ///< namespace on the tiers above the persistent one
+  std::string persistent_space;    ///< namespace on the last tier (stable, persistent mode)
+  bool open = true;
+  std::unordered_map<std::uint64_t, std::uint32_t> consumed;  ///< explicit schedule: reads done per id
+  std::unordered_map<std::uint64_t, std::uint64_t> pending;   ///< writes in progress: id -> bytes
+  std::shared_ptr<catalog::Journal> journal;
+  int lock_fd = -1;
+};
+
+class Engine {
+ public:
+  explicit Engine(Config cfg);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Drains what durability owes (bounded), then stops and joins the helpers.
+  void shutdown() noexcept;
+
+  std::uint32_t open_store(const std::string& name);
+  void close_store(std::uint32_t store) noexcept;
+  void write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes);
+  std::size_t read(std::uint32_t store, std::uint64_t id, detail::Block& buf, std::size_t elem);
+  bool contains(std::uint32_t store, std::uint64_t id);
+  void erase(std::uint32_t store, std::uint64_t id);
+  std::vector<std::uint64_t> ids(std::uint32_t store);
+  void flush(std::uint32_t store);
+  RecordInfo info(std::uint32_t store, std::uint64_t id);
+  Stats stats();
+  const Config& config() const noexcept { return cfg_; }
+
+ private:
+  using Lock = std::unique_lock<std::mutex>;
+  struct Key {
+    std::uint32_t store;
+    std::uint64_t id;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      return std::hash<std::uint64_t>{}(k.id * 0x9e3779b97f4a7c15ull ^ k.store);
+    }
+  };
+  /// One unit of helper work.
+  struct Op {
+    enum class Kind { copy, remove } kind = Kind::copy;
+    Record* rec = nullptr;
+    int src = -1, dst = -1;
+    bool move = false;       ///< drop the source copy afterwards
+    bool persist = false;    ///< dst is the last tier of a persistent store: journal it
+    bool prefetch = false, demand = false;
+    detail::Block block;     ///< destination slot when dst == 0
+    // remove: a copy of a record that is gone from the catalog
+    int tier = -1;
+    std::string space, store_name;
+    std::uint64_t id = 0, gen = 0;
+    std::shared_ptr<catalog::Journal> journal;  ///< append an erase entry first
+  };
+  struct TierState {
+    std::unique_ptr<tiers::Backend> backend;  ///< null for the memory tier
+    std::uint64_t used = 0;                   ///< file tiers; memory uses the pool
+    bool full_latched = false;                ///< the device said ENOSPC
+    bool wb_active = false;                   ///< water-mark hysteresis
+    TierStats stats;
+  };
+
+  // --- helpers (engine.cpp) ---
+  void helper_loop(std::stop_token st, unsigned index);
+  std::optional<Op> plan();
+  void execute(Op& op, detail::Block& staging);
+  void complete(Op& op, std::exception_ptr err, std::uint64_t elapsed_ns);
+
+  // --- catalog and placement ---
+  StoreState& store_ref(std::uint32_t store);
+  Record* find(std::uint32_t store, std::uint64_t id);
+  Record& get(std::uint32_t store, std::uint64_t id);   ///< throws UnknownIdError
+  void refresh_placement();
+  std::uint64_t rank_of(const Record& r) const;
+  bool ensure_mem_room(std::size_t bytes, const Record* except);
+  bool ensure_tier_room(int tier, std::uint64_t bytes, const Record* except);
+  std::uint64_t tier_free(int tier) const;
+  void drop_copy(Record& r, int tier);
+  void retire(Record& r);
+  void erase_record(Record& r);
+  int fastest_copy(const Record& r, int except = -1) const;
+  bool needs_persist(const Record& r) const;
+  void note(Record& r, int from, int to);
+  void touch();   ///< state changed: wake helpers and waiting callers
+  void raise_pending();
+  ErrorContext ctx(const Record& r, int tier = -1) const;
+  ErrorContext ctx(std::uint32_t store, std::uint64_t id) const;
+  std::string space_for(const StoreState& s, int tier) const;
+  void recover(std::uint32_t store);
+  void wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon,
+                    std::chrono::steady_clock::time_point deadline);
+  std::uint64_t now_ns() const;
+  bool persistent() const noexcept { return cfg_.durability == Durability::persistent; }
+  int last() const noexcept { return static_cast<int>(tiers_.size()) - 1; }
+
+  Config cfg_;
+  const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> schedule_pos_;  ///< explicit order
+
+  mutable std::mutex mu_;
+  std::condition_variable_any work_cv_;   ///< helpers wait here
+  std::condition_variable_any state_cv_;  ///< application calls wait here
+  SlotPool pool_;
+  std::vector<TierState> tiers_;
+  std::vector<StoreState> stores_;
+  std::unordered_map<Key, std::unique_ptr<Record>, KeyHash> records_;
+  std::vector<Record*> ranked_;       ///< soonest next use first
+  bool ranking_dirty_ = true;
+  std::deque<Op> removals_;
+  std::deque<std::exception_ptr> pending_errors_;
+  std::uint64_t next_gen_ = 1;
+  std::uint64_t clock_ = 0;
+  std::uint64_t flush_horizon_ = 0;  ///< records with gen <= this must be made durable now
+  std::uint64_t pending_bytes_ = 0;  ///< DRAM wanted by writes in progress
+  std::uint64_t last_write_bytes_ = 0;
+  std::uint64_t version_ = 0;        ///< bumped on every state change
+  std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do
+  unsigned inflight_ = 0;
+  bool stopping_ = false;
+  Stats counters_;
+  std::vector<std::jthread> helpers_;  // last member: joined before the rest is destroyed
+};
+
+}  // namespace mlbs::engine

@@ -1,0 +1,61 @@
+// mlbs — the DRAM slot pool: the memory tier's hard byte budget.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "mlbs/detail/block.hpp"
+
+namespace mlbs::engine {
+
+/// Accounting and memory for the memory tier. One pre-faulted arena of the
+/// budget is carved into 4096-aligned extents (best fit, coalescing on free).
+/// Blocks that Stores hand over in an O(1) read swap are kept as spares of
+/// their size, so pre-faulted memory stays in the pool however blocks travel.
+///
+/// The *budget* is logical: used_bytes() never exceeds capacity(). When the
+/// arena is too fragmented for a request the budget admits, a fresh block is
+/// allocated instead, so fragmentation never blocks a writer.
+///
+/// Not thread-safe except for extents coming home (Block destructors run on
+/// any thread); the engine calls it under its lock.
+class SlotPool {
+ public:
+  explicit SlotPool(std::uint64_t capacity_bytes);
+  ~SlotPool();
+  SlotPool(const SlotPool&) = delete;
+  SlotPool& operator=(const SlotPool&) = delete;
+
+  std::uint64_t capacity() const noexcept { return capacity_; }
+  std::uint64_t used_bytes() const noexcept { return used_; }
+  std::uint64_t free_bytes() const noexcept { return capacity_ - used_; }
+  bool fits(std::size_t bytes) const noexcept {
+    return detail::round_up_block(bytes) <= capacity_ - used_;
+  }
+
+  /// A block of at least `bytes` counted against the budget, or nullopt if
+  /// the budget does not admit it. Zero bytes yields an empty block.
+  std::optional<detail::Block> allocate(std::size_t bytes);
+  /// Returns a block obtained from allocate() (or adopted) to the pool.
+  void release(detail::Block block) noexcept;
+  /// A block leaves the budget for good (it became a Store's working buffer)
+  /// and `replacement`, of equal capacity, takes its place as a free spare.
+  void exchange(std::size_t capacity, detail::Block replacement) noexcept;
+
+  std::uint64_t fallback_allocations() const noexcept { return fallbacks_; }
+
+ private:
+  struct Arena;
+  std::uint64_t capacity_;
+  std::uint64_t used_ = 0;
+  std::uint64_t fallbacks_ = 0;
+  std::shared_ptr<Arena> arena_;
+  std::multimap<std::size_t, detail::Block> spares_;  // by capacity
+  std::uint64_t spare_bytes_ = 0;
+};
+
+}  // namespace mlbs::engine

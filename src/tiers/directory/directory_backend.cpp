@@ -1,0 +1,168 @@
+#include "tiers/directory/directory_backend.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace mlbs::tiers {
+namespace fs = std::filesystem;
+
+std::string object_file_name(std::uint64_t id, std::uint64_t generation) {
+  return fmt::format("{:016x}-{:x}.rec", id, generation);
+}
+
+namespace {
+
+class FileWriter final : public ObjectWriter {
+ public:
+  FileWriter(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path)
+      : tier_(tier), store_(ref.store), space_(ref.space), id_(ref.id), path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail(errno, "cannot create");
+  }
+  ~FileWriter() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    while (bytes > 0) {
+      ssize_t n = ::pwrite(fd_, data, bytes, static_cast<off_t>(offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail(errno, "cannot write");
+      }
+      if (n == 0) fail(EIO, "wrote nothing to");
+      data += n;
+      offset += static_cast<std::uint64_t>(n);
+      bytes -= static_cast<std::size_t>(n);
+    }
+  }
+  void commit(bool durable) override {
+    if (durable && ::fdatasync(fd_) != 0) fail(errno, "cannot fdatasync");
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      fail(errno, "cannot close");
+    }
+    fd_ = -1;
+    committed_ = true;
+  }
+
+ private:
+  [[noreturn]] void fail(int err, const char* what) {
+    ObjectRef ref{space_, id_, 0, store_};
+    tier_.fail(err, fmt::format("{} {}", what, path_.string()), &ref);
+  }
+  const DirectoryBackend& tier_;
+  std::string store_, space_;
+  std::uint64_t id_;
+  fs::path path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+class FileReader final : public ObjectReader {
+ public:
+  FileReader(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path, std::uint64_t size)
+      : tier_(tier), store_(ref.store), space_(ref.space), id_(ref.id), path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(errno, "cannot open");
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail(errno, "cannot stat");
+    if (static_cast<std::uint64_t>(st.st_size) != size)
+      throw SizeMismatchError(EMSGSIZE,
+                              fmt::format("{} holds {} bytes, the catalog says {}",
+                                          path_.string(), st.st_size, size),
+                              {store_, id_, tier_.label()});
+  }
+  ~FileReader() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
+    while (bytes > 0) {
+      ssize_t n = ::pread(fd_, data, bytes, static_cast<off_t>(offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail(errno, "cannot read");
+      }
+      if (n == 0) fail(EIO, "unexpected end of file in");
+      data += n;
+      offset += static_cast<std::uint64_t>(n);
+      bytes -= static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(int err, const char* what) {
+    ObjectRef ref{space_, id_, 0, store_};
+    tier_.fail(err, fmt::format("{} {}", what, path_.string()), &ref);
+  }
+  const DirectoryBackend& tier_;
+  std::string store_, space_;
+  std::uint64_t id_;
+  fs::path path_;
+  int fd_ = -1;
+};
+
+}  // namespace
+
+DirectoryBackend::DirectoryBackend(int index, const Tier& desc)
+    : Backend(index, desc), root_(desc.path) {}
+
+fs::path DirectoryBackend::object_path(const ObjectRef& ref) const {
+  return root_ / ref.space / object_file_name(ref.id, ref.generation);
+}
+
+void DirectoryBackend::do_probe() {
+  // The tier's own folder may be created, but not its parents: a typo in a
+  // parent path must not silently create a tree somewhere unexpected.
+  std::error_code ec;
+  if (!fs::exists(root_, ec)) {
+    fs::path parent = fs::absolute(root_, ec).parent_path();
+    if (!fs::is_directory(parent, ec))
+      fail(ENOENT, fmt::format("parent folder {} of the tier path does not exist", parent.string()),
+           nullptr);
+    if (::mkdir(root_.c_str(), 0755) != 0 && errno != EEXIST)
+      fail(errno, fmt::format("cannot create {}", root_.string()), nullptr);
+  }
+  if (!fs::is_directory(root_, ec))
+    fail(ENOTDIR, fmt::format("{} is not a directory", root_.string()), nullptr);
+  if (::access(root_.c_str(), W_OK | X_OK) != 0)
+    fail(errno, fmt::format("{} is not writable", root_.string()), nullptr);
+}
+
+void DirectoryBackend::do_create_space(const std::string& space) {
+  fs::path dir = root_ / space;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail(ec.value(), fmt::format("cannot create {}", dir.string()), nullptr);
+}
+
+void DirectoryBackend::do_remove_space(const std::string& space) noexcept {
+  std::error_code ec;
+  fs::remove_all(root_ / space, ec);
+}
+
+std::unique_ptr<ObjectWriter> DirectoryBackend::do_create(const ObjectRef& ref, std::uint64_t) {
+  return std::make_unique<FileWriter>(*this, ref, object_path(ref));
+}
+
+std::unique_ptr<ObjectReader> DirectoryBackend::do_open(const ObjectRef& ref, std::uint64_t size) {
+  return std::make_unique<FileReader>(*this, ref, object_path(ref), size);
+}
+
+void DirectoryBackend::do_remove(const ObjectRef& ref) {
+  fs::path p = object_path(ref);
+  if (::unlink(p.c_str()) != 0 && errno != ENOENT)
+    fail(errno, fmt::format("cannot remove {}", p.string()), &ref);
+}
+
+std::string DirectoryBackend::do_space_path(const std::string& space) const {
+  return (root_ / space).string();
+}
+
+}  // namespace mlbs::tiers

@@ -1,0 +1,32 @@
+// mlbs — directory tier: one file per record copy under <path>/<space>/.
+#pragma once
+
+#include <filesystem>
+
+#include "tiers/backend.hpp"
+
+namespace mlbs::tiers {
+
+/// pread/pwrite backend. Files are named <id>-<generation>.rec (hex) so a
+/// record rewritten under a reused id never shares a file with its old copy.
+class DirectoryBackend final : public Backend {
+ public:
+  DirectoryBackend(int index, const Tier& desc);
+  std::filesystem::path object_path(const ObjectRef& ref) const;
+
+ private:
+  void do_probe() override;
+  void do_create_space(const std::string& space) override;
+  void do_remove_space(const std::string& space) noexcept override;
+  std::unique_ptr<ObjectWriter> do_create(const ObjectRef& ref, std::uint64_t size) override;
+  std::unique_ptr<ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) override;
+  void do_remove(const ObjectRef& ref) override;
+  std::string do_space_path(const std::string& space) const override;
+
+  std::filesystem::path root_;
+};
+
+/// "<id>-<generation>.rec" in lower-case hex.
+std::string object_file_name(std::uint64_t id, std::uint64_t generation);
+
+}  // namespace mlbs::tiers

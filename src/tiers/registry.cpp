@@ -1,0 +1,55 @@
+#include "tiers/registry.hpp"
+
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "tiers/directory/directory_backend.hpp"
+
+namespace mlbs::tiers {
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, Factory> factories;
+  Registry() {
+    // Built-in kinds; optional ones (mpiio, cuda) register when compiled in.
+    factories["directory"] = [](int index, const Tier& desc) {
+      return std::make_unique<DirectoryBackend>(index, desc);
+    };
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+void register_backend(const std::string& kind, Factory factory) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  r.factories[kind] = std::move(factory);
+}
+
+std::unique_ptr<Backend> make_backend(int index, const Tier& desc) {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.factories.find(desc.kind);
+  if (it == r.factories.end())
+    throw ConfigError(fmt::format("tiers[{}].kind", index),
+                      fmt::format("unknown tier kind '{}'", desc.kind));
+  return it->second(index, desc);
+}
+
+std::vector<std::string> registered_kinds() {
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  std::vector<std::string> kinds;
+  for (auto& [k, f] : r.factories) kinds.push_back(k);
+  return kinds;
+}
+
+}  // namespace mlbs::tiers

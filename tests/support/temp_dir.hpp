@@ -1,0 +1,48 @@
+// Test helper: a fresh folder per test under $MLBS_TEST_TMP (or /tmp), removed after.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <unistd.h>
+
+namespace mlbs::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("MLBS_TEST_TMP");
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "mlbs";
+    for (char& c : name)
+      if (c == '/') c = '_';
+    path_ = std::filesystem::path(base ? base : "/tmp") /
+            (name + "." + std::to_string(::getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(const std::string& sub) const { return (path_ / sub).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Number of regular files below `dir` (records left on a tier).
+inline std::size_t count_files(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return 0;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".rec") ++n;
+  return n;
+}
+
+}  // namespace mlbs::test
