@@ -1,0 +1,733 @@
+// Tests of the configuration layer: sizes, tier specs, schedules, TOML, the
+// environment and validation (src/core/config.cpp, docs/configuration.md).
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "mlbs/config.hpp"
+#include "mlbs/errors.hpp"
+
+namespace {
+
+using mlbs::Config;
+using mlbs::ConfigError;
+using mlbs::Durability;
+using mlbs::Schedule;
+using mlbs::Tier;
+
+constexpr std::uint64_t KiB = 1ull << 10;
+constexpr std::uint64_t MiB = 1ull << 20;
+constexpr std::uint64_t GiB = 1ull << 30;
+constexpr std::uint64_t TiB = 1ull << 40;
+
+/// Runs `body`, which must throw ConfigError, and returns that error.
+ConfigError config_error(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return ConfigError("<none>", "<none>");
+}
+
+/// Joins lines with '\n', so that element k of the list is TOML line k+1.
+std::string toml(std::initializer_list<std::string_view> lines) {
+  std::string text;
+  for (const auto line : lines) (text += line) += '\n';
+  return text;
+}
+
+/// A valid two-tier configuration to break one field of.
+Config two_tiers() {
+  Config cfg;
+  cfg.tiers = {Tier::memory(64 * MiB), Tier::directory("/scratch/run")};
+  return cfg;
+}
+
+/// Every MLBS_* variable from_env reads; saved, cleared, and restored per test.
+class ConfigEnv : public ::testing::Test {
+ protected:
+  static constexpr const char* kVars[] = {"MLBS_CONFIG",      "MLBS_TIERS",          "MLBS_SCHEDULE",
+                                          "MLBS_DURABILITY",  "MLBS_HELPER_CORE",    "MLBS_HELPER_THREADS",
+                                          "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK"};
+  void SetUp() override {
+    for (const char* name : kVars) {
+      const char* value = std::getenv(name);
+      saved_.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
+      ::unsetenv(name);
+    }
+  }
+  void TearDown() override {
+    for (const auto& [name, value] : saved_) {
+      if (value)
+        ::setenv(name.c_str(), value->c_str(), 1);
+      else
+        ::unsetenv(name.c_str());
+    }
+  }
+  static void set(const char* name, const std::string& value) { ::setenv(name, value.c_str(), 1); }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+/// A scratch folder for config files, removed afterwards.
+class ConfigFile : public ConfigEnv {
+ protected:
+  void SetUp() override {
+    ConfigEnv::SetUp();
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           (std::string("mlbs_config_") + info->name() + "_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    ConfigEnv::TearDown();
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  std::filesystem::path dir_;
+};
+
+// --- tiers as data ------------------------------------------------------------
+
+// Tier::memory writes behind continuously (water marks 0/0); directories keep records (1/1).
+TEST(ConfigTier, FactoriesSetKindAndWaterMarks) {
+  const Tier mem = Tier::memory(2 * GiB);
+  EXPECT_EQ(mem.kind, "memory");
+  EXPECT_EQ(mem.capacity_bytes, 2 * GiB);
+  EXPECT_EQ(mem.high_water, 0.0);
+  EXPECT_EQ(mem.low_water, 0.0);
+  const Tier dir = Tier::directory("/nvme/run", 64 * GiB);
+  EXPECT_EQ(dir.kind, "directory");
+  EXPECT_EQ(dir.path, "/nvme/run");
+  EXPECT_EQ(dir.capacity_bytes, 64 * GiB);
+  EXPECT_EQ(dir.high_water, 1.0);
+  EXPECT_EQ(dir.low_water, 1.0);
+  EXPECT_EQ(Tier::directory("/x").capacity_bytes, 0u);
+}
+
+// --- sizes --------------------------------------------------------------------
+
+// Plain byte counts, binary and decimal units, spaces and any letter case parse exactly.
+TEST(ConfigSize, ParsesUnits) {
+  EXPECT_EQ(mlbs::parse_size("4096"), 4096u);
+  EXPECT_EQ(mlbs::parse_size("0"), 0u);
+  EXPECT_EQ(mlbs::parse_size("64GiB"), 64 * GiB);
+  EXPECT_EQ(mlbs::parse_size("512 MiB"), 512 * MiB);
+  EXPECT_EQ(mlbs::parse_size("1.5G"), GiB + GiB / 2);
+  EXPECT_EQ(mlbs::parse_size("2KiB"), 2 * KiB);
+  EXPECT_EQ(mlbs::parse_size("10MB"), 10'000'000u);
+  EXPECT_EQ(mlbs::parse_size("3T"), 3 * TiB);
+  EXPECT_EQ(mlbs::parse_size("1TB"), 1'000'000'000'000u);
+  EXPECT_EQ(mlbs::parse_size("1Ki"), KiB);
+  EXPECT_EQ(mlbs::parse_size("64gib"), 64 * GiB);
+  EXPECT_EQ(mlbs::parse_size("1kb"), 1000u);
+  EXPECT_EQ(mlbs::parse_size("4096B"), 4096u);
+  EXPECT_EQ(mlbs::parse_size("  8 MiB  "), 8 * MiB);
+  EXPECT_EQ(mlbs::parse_size("2.0"), 2u);
+  EXPECT_EQ(mlbs::parse_size("18446744073709551615"), UINT64_MAX);
+}
+
+// Fractions of a unit are exact where representable and floored to whole bytes otherwise.
+TEST(ConfigSize, FractionsAreExactOrFloored) {
+  EXPECT_EQ(mlbs::parse_size("0.5KiB"), 512u);
+  EXPECT_EQ(mlbs::parse_size("0.1KiB"), 102u);
+  EXPECT_EQ(mlbs::parse_size("1.25TiB"), TiB + TiB / 4);
+  EXPECT_EQ(mlbs::parse_size("2.5GB"), 2'500'000'000u);
+}
+
+// Empty, negative, garbage, unknown units, fractional bytes and overflow raise ConfigError naming the field.
+TEST(ConfigSize, RejectsInvalid) {
+  for (const char* bad : {"", "   ", "-1", "-1GiB", "abc", "GiB", "12XB", "1.", ".5", "1.5", "1.5B", "1 2",
+                          "0x10", "1GiBB", "1.0000000001G", "18446744073709551616", "16777216TiB",
+                          "17179869184.5GiB"}) {
+    const ConfigError e = config_error([&] { mlbs::parse_size(bad, "io_chunk"); });
+    EXPECT_EQ(e.field(), "io_chunk") << "input '" << bad << "'";
+    EXPECT_EQ(e.error_code(), EINVAL);
+  }
+}
+
+// format_bytes picks the largest binary unit and prints up to two decimals.
+TEST(ConfigSize, FormatsBytesForHumans) {
+  EXPECT_EQ(mlbs::format_bytes(0), "0 B");
+  EXPECT_EQ(mlbs::format_bytes(1023), "1023 B");
+  EXPECT_EQ(mlbs::format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(mlbs::format_bytes(2 * GiB), "2 GiB");
+  EXPECT_EQ(mlbs::format_bytes(GiB + GiB / 4), "1.25 GiB");
+  EXPECT_EQ(mlbs::format_bytes(5 * TiB), "5 TiB");
+  EXPECT_EQ(mlbs::format_bytes(4096 * TiB), "4096 TiB");
+}
+
+// --- tier specs ---------------------------------------------------------------
+
+// The documented example yields memory, capped directory and unlimited directory tiers.
+TEST(ConfigTierSpec, ParsesExample) {
+  const auto tiers = mlbs::parse_tier_spec("mem:2GiB,dir:/nvme/run:64GiB,dir:/lustre/run");
+  ASSERT_EQ(tiers.size(), 3u);
+  EXPECT_EQ(tiers[0].kind, "memory");
+  EXPECT_EQ(tiers[0].capacity_bytes, 2 * GiB);
+  EXPECT_EQ(tiers[0].high_water, 0.0);
+  EXPECT_EQ(tiers[1].kind, "directory");
+  EXPECT_EQ(tiers[1].path, "/nvme/run");
+  EXPECT_EQ(tiers[1].capacity_bytes, 64 * GiB);
+  EXPECT_EQ(tiers[1].high_water, 1.0);
+  EXPECT_EQ(tiers[2].path, "/lustre/run");
+  EXPECT_EQ(tiers[2].capacity_bytes, 0u);
+}
+
+// Long kind names are accepted and whitespace around entries is ignored.
+TEST(ConfigTierSpec, AcceptsLongKindsAndSpaces) {
+  const auto tiers = mlbs::parse_tier_spec(" memory:1 GiB , directory:/a ");
+  ASSERT_EQ(tiers.size(), 2u);
+  EXPECT_EQ(tiers[0].capacity_bytes, GiB);
+  EXPECT_EQ(tiers[1].path, "/a");
+}
+
+// A path may contain ':'; only a last part that parses as a size is taken as the capacity.
+TEST(ConfigTierSpec, PathsMayContainColons) {
+  auto tiers = mlbs::parse_tier_spec("mem:1MiB,dir:/data/run:a");
+  EXPECT_EQ(tiers[1].path, "/data/run:a");
+  EXPECT_EQ(tiers[1].capacity_bytes, 0u);
+  tiers = mlbs::parse_tier_spec("mem:1MiB,dir:/data/run:a:10GB");
+  EXPECT_EQ(tiers[1].path, "/data/run:a");
+  EXPECT_EQ(tiers[1].capacity_bytes, 10'000'000'000u);
+}
+
+// Errors name the entry as FIELD[index]: unknown kind, missing size or path, stray commas.
+TEST(ConfigTierSpec, ErrorsNameTheEntry) {
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1GiB,tape:/x", "MLBS_TIERS"); }).field(), "MLBS_TIERS[1]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem,dir:/x", "MLBS_TIERS"); }).field(), "MLBS_TIERS[0]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:", "MLBS_TIERS"); }).field(), "MLBS_TIERS[0]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:lots,dir:/x"); }).field(), "tiers[0]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1G,dir"); }).field(), "tiers[1]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1G,dir::5GiB"); }).field(), "tiers[1]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1G,,dir:/x"); }).field(), "tiers[1]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1G,dir:/x,"); }).field(), "tiers[2]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("  "); }).field(), "tiers");
+}
+
+// format_tier_spec writes exact sizes, so parsing its output restores kind, path and capacity.
+TEST(ConfigTierSpec, RoundTrips) {
+  const std::vector<Tier> tiers = {Tier::memory(3 * GiB + 512), Tier::directory("/nvme/run", 64 * GiB),
+                                   Tier::directory("/data:5"), Tier::directory("/x:y", 1000),
+                                   Tier::directory("/lustre/run")};
+  const std::string spec = mlbs::format_tier_spec(tiers);
+  EXPECT_EQ(spec, "mem:3221225984,dir:/nvme/run:64GiB,dir:/data:5:0,dir:/x:y:1000,dir:/lustre/run");
+  const auto back = mlbs::parse_tier_spec(spec);
+  ASSERT_EQ(back.size(), tiers.size());
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    EXPECT_EQ(back[i].kind, tiers[i].kind) << i;
+    EXPECT_EQ(back[i].path, tiers[i].path) << i;
+    EXPECT_EQ(back[i].capacity_bytes, tiers[i].capacity_bytes) << i;
+  }
+  EXPECT_EQ(mlbs::format_tier_spec(mlbs::parse_tier_spec("mem:2GiB,dir:/nvme/run:64GiB,dir:/lustre/run")),
+            "mem:2GiB,dir:/nvme/run:64GiB,dir:/lustre/run");
+}
+
+// A path containing ',' cannot be written as a spec and is reported, not mangled.
+TEST(ConfigTierSpec, FormatRejectsCommaInPath) {
+  const ConfigError e = config_error([] { (void)mlbs::format_tier_spec({Tier::memory(GiB), Tier::directory("/a,b")}); });
+  EXPECT_EQ(e.field(), "tiers[1].path");
+}
+
+// --- schedules and names ------------------------------------------------------
+
+// Named schedules and comma lists of ids parse; anything else names the field.
+TEST(ConfigSchedule, ParsesNamesAndExplicitOrder) {
+  EXPECT_EQ(mlbs::parse_schedule("lifo").kind, Schedule::Kind::lifo);
+  EXPECT_EQ(mlbs::parse_schedule("fifo").kind, Schedule::Kind::fifo);
+  EXPECT_EQ(mlbs::parse_schedule(" unknown ").kind, Schedule::Kind::unknown);
+  const Schedule s = mlbs::parse_schedule("3, 1,2");
+  EXPECT_EQ(s.kind, Schedule::Kind::explicit_order);
+  EXPECT_EQ(s.order, (std::vector<std::uint64_t>{3, 1, 2}));
+  EXPECT_EQ(mlbs::parse_schedule("7").order, (std::vector<std::uint64_t>{7}));
+  for (const char* bad : {"", "LIFO?", "3,x", "3,,1", "-1", "random"})
+    EXPECT_EQ(config_error([&] { mlbs::parse_schedule(bad, "MLBS_SCHEDULE"); }).field(), "MLBS_SCHEDULE") << bad;
+}
+
+// to_string gives the names used in configs and reports.
+TEST(ConfigSchedule, NamesKindsAndDurability) {
+  EXPECT_EQ(mlbs::to_string(Schedule::Kind::fifo), "fifo");
+  EXPECT_EQ(mlbs::to_string(Schedule::Kind::lifo), "lifo");
+  EXPECT_EQ(mlbs::to_string(Schedule::Kind::explicit_order), "explicit");
+  EXPECT_EQ(mlbs::to_string(Schedule::Kind::unknown), "unknown");
+  EXPECT_EQ(mlbs::to_string(Durability::scratch), "scratch");
+  EXPECT_EQ(mlbs::to_string(Durability::persistent), "persistent");
+}
+
+// --- TOML ---------------------------------------------------------------------
+
+// Every key of the documented format lands in its field.
+TEST(ConfigToml, ReadsEveryKey) {
+  const Config cfg = Config::from_toml(toml({
+      "schedule = \"fifo\"",
+      "durability = \"persistent\"",
+      "helper_core = 3",
+      "helper_threads = 2",
+      "checksums = false",
+      "layout = \"file-per-record\"",
+      "io_chunk = \"4MiB\"",
+      "shutdown_timeout_ms = 1500",
+      "[[tier]]",
+      "kind = \"memory\"",
+      "capacity = \"2GiB\"",
+      "[[tier]]",
+      "kind = \"dir\"",
+      "path = \"/nvme/run\"",
+      "capacity = 68719476736",
+      "bandwidth = \"1GiB\"",
+      "block = \"64KiB\"",
+      "shared = true",
+      "high_water = 0.9",
+      "low_water = 0.5",
+      "[[tier]]",
+      "kind = \"directory\"",
+      "path = \"/lustre/run\"",
+  }));
+  EXPECT_EQ(cfg.schedule.kind, Schedule::Kind::fifo);
+  EXPECT_EQ(cfg.durability, Durability::persistent);
+  EXPECT_EQ(cfg.helper_core, 3);
+  EXPECT_EQ(cfg.helper_threads, 2u);
+  EXPECT_FALSE(cfg.checksums);
+  EXPECT_EQ(cfg.layout, mlbs::Layout::file_per_record);
+  EXPECT_EQ(cfg.io_chunk_bytes, 4 * MiB);
+  EXPECT_EQ(cfg.shutdown_timeout_ms, 1500u);
+  ASSERT_EQ(cfg.tiers.size(), 3u);
+  EXPECT_EQ(cfg.tiers[0].kind, "memory");
+  EXPECT_EQ(cfg.tiers[0].capacity_bytes, 2 * GiB);
+  EXPECT_EQ(cfg.tiers[0].high_water, 0.0);
+  EXPECT_EQ(cfg.tiers[1].kind, "directory");
+  EXPECT_EQ(cfg.tiers[1].path, "/nvme/run");
+  EXPECT_EQ(cfg.tiers[1].capacity_bytes, 64 * GiB);
+  EXPECT_EQ(cfg.tiers[1].bandwidth_bytes_per_s, GiB);
+  EXPECT_EQ(cfg.tiers[1].block_bytes, 64 * KiB);
+  EXPECT_TRUE(cfg.tiers[1].shared);
+  EXPECT_EQ(cfg.tiers[1].high_water, 0.9);
+  EXPECT_EQ(cfg.tiers[1].low_water, 0.5);
+  EXPECT_EQ(cfg.tiers[2].path, "/lustre/run");
+  EXPECT_EQ(cfg.tiers[2].capacity_bytes, 0u);
+  EXPECT_EQ(cfg.tiers[2].high_water, 1.0);
+  EXPECT_EQ(cfg.tiers[2].low_water, 1.0);
+  EXPECT_EQ(cfg.tiers[2].block_bytes, 4096u);
+}
+
+// An empty document yields the defaults of Config{}.
+TEST(ConfigToml, AbsentKeysKeepDefaults) {
+  const Config cfg = Config::from_toml("");
+  const Config def;
+  EXPECT_EQ(cfg.schedule.kind, def.schedule.kind);
+  EXPECT_EQ(cfg.durability, def.durability);
+  EXPECT_EQ(cfg.helper_core, def.helper_core);
+  EXPECT_EQ(cfg.helper_threads, def.helper_threads);
+  EXPECT_EQ(cfg.checksums, def.checksums);
+  EXPECT_EQ(cfg.io_chunk_bytes, def.io_chunk_bytes);
+  EXPECT_EQ(cfg.shutdown_timeout_ms, def.shutdown_timeout_ms);
+  EXPECT_EQ(mlbs::format_tier_spec(cfg.tiers), mlbs::format_tier_spec(def.tiers));
+}
+
+// `tiers` as a spec string, schedule as an id array and helper_core = "auto" are accepted.
+TEST(ConfigToml, ReadsSpecStringAndExplicitSchedule) {
+  const Config cfg = Config::from_toml(toml({
+      "tiers = \"mem:1GiB,dir:/nvme/run:64GiB,dir:/lustre/run\"",
+      "schedule = [3, 1, 2]",
+      "helper_core = \"auto\"",
+      "io_chunk = 1048576",
+  }));
+  ASSERT_EQ(cfg.tiers.size(), 3u);
+  EXPECT_EQ(cfg.tiers[1].capacity_bytes, 64 * GiB);
+  EXPECT_EQ(cfg.schedule.kind, Schedule::Kind::explicit_order);
+  EXPECT_EQ(cfg.schedule.order, (std::vector<std::uint64_t>{3, 1, 2}));
+  EXPECT_EQ(cfg.helper_core, -1);
+  EXPECT_EQ(cfg.io_chunk_bytes, MiB);
+  EXPECT_EQ(Config::from_toml("schedule = []").schedule.kind, Schedule::Kind::explicit_order);
+  EXPECT_EQ(Config::from_toml("schedule = \"5,4\"").schedule.order, (std::vector<std::uint64_t>{5, 4}));
+}
+
+// Water marks given as integers are accepted as fractions.
+TEST(ConfigToml, IntegerWaterMarks) {
+  const Config cfg = Config::from_toml(toml({
+      "[[tier]]", "kind = \"mem\"", "capacity = \"1GiB\"", "high_water = 1", "low_water = 0",
+      "[[tier]]", "kind = \"dir\"", "path = \"/p\"",
+  }));
+  EXPECT_EQ(cfg.tiers[0].high_water, 1.0);
+  EXPECT_EQ(cfg.tiers[0].low_water, 0.0);
+}
+
+// A TOML syntax error carries toml++'s line and the source name.
+TEST(ConfigTomlErrors, SyntaxErrorHasLine) {
+  const ConfigError e = config_error([] { Config::from_toml(toml({"checksums = true", "", "io_chunk = "}), "a.toml"); });
+  EXPECT_EQ(e.field(), "syntax");
+  EXPECT_EQ(e.source(), "a.toml");
+  EXPECT_EQ(e.line(), 3u);
+}
+
+// A misspelt top-level key is an error naming the key and its line, not silently ignored.
+TEST(ConfigTomlErrors, UnknownTopLevelKey) {
+  const ConfigError e = config_error([] { Config::from_toml(toml({"checksums = true", "helper_thread = 2"}), "a.toml"); });
+  EXPECT_EQ(e.field(), "helper_thread");
+  EXPECT_EQ(e.line(), 2u);
+  EXPECT_EQ(e.source(), "a.toml");
+  // A stray table counts as an unknown key too.
+  EXPECT_EQ(config_error([] { Config::from_toml(toml({"", "[tiers_extra]", "a = 1"})); }).line(), 2u);
+}
+
+// A misspelt key inside [[tier]] names the tier index, the key and its line.
+TEST(ConfigTomlErrors, UnknownTierKey) {
+  const ConfigError e = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"memory\"", "capacity = \"1GiB\"", "[[tier]]", "kind = \"dir\"",
+                            "path = \"/x\"", "capcity = \"2GiB\""}));
+  });
+  EXPECT_EQ(e.field(), "tiers[1].capcity");
+  EXPECT_EQ(e.line(), 7u);
+}
+
+// A value of the wrong TOML type names the field and its line.
+TEST(ConfigTomlErrors, WrongTypeHasLine) {
+  ConfigError e = config_error([] { Config::from_toml(toml({"helper_threads = 2", "checksums = \"yes\""})); });
+  EXPECT_EQ(e.field(), "checksums");
+  EXPECT_EQ(e.line(), 2u);
+  e = config_error([] { Config::from_toml(toml({"", "io_chunk = 1.5"})); });
+  EXPECT_EQ(e.field(), "io_chunk");
+  EXPECT_EQ(e.line(), 2u);
+  e = config_error([] { Config::from_toml(toml({"tier = \"mem:1GiB\""})); });
+  EXPECT_EQ(e.field(), "tier");
+  EXPECT_EQ(e.line(), 1u);
+  e = config_error([] { Config::from_toml(toml({"", "[tier]", "kind = \"memory\""})); });
+  EXPECT_EQ(e.field(), "tier");
+  EXPECT_EQ(e.line(), 2u);
+}
+
+// Bad values (sizes, enums, ranges, ids) name the field and the line of their node.
+TEST(ConfigTomlErrors, BadValuesHaveLine) {
+  struct Case {
+    std::string text;
+    std::string field;
+    std::uint32_t line;
+  };
+  const std::vector<Case> cases = {
+      {toml({"checksums = true", "io_chunk = \"8 MeB\""}), "io_chunk", 2},
+      {toml({"io_chunk = -4096"}), "io_chunk", 1},
+      {toml({"", "durability = \"forever\""}), "durability", 2},
+      {toml({"schedule = \"random\""}), "schedule", 1},
+      {toml({"schedule = [", "  3,", "  -1,", "]"}), "schedule[1]", 3},
+      {toml({"helper_core = \"first\""}), "helper_core", 1},
+      {toml({"helper_core = -2"}), "helper_core", 1},
+      {toml({"helper_threads = -1"}), "helper_threads", 1},
+      {toml({"shutdown_timeout_ms = 99999999999"}), "shutdown_timeout_ms", 1},
+      {toml({"layout = \"one-big-file\""}), "layout", 1},
+      {toml({"a_comment_line_is_not = 1"}), "a_comment_line_is_not", 1},
+      {toml({"", "tiers = \"mem:1GiB,tape:/x\""}), "tiers[1]", 2},
+      {toml({"[[tier]]", "kind = \"memory\"", "capacity = \"huge\""}), "tiers[0].capacity", 3},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]", "kind = \"tape\""}), "tiers[1].kind", 5},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "", "[[tier]]", "path = \"/x\""}), "tiers[1].kind", 5},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "path = \"/x\""}), "tiers[0].path", 4},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "shared = 1"}), "tiers[0].shared", 4},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "high_water = \"half\""}), "tiers[0].high_water", 4},
+  };
+  for (const auto& c : cases) {
+    const ConfigError e = config_error([&] { Config::from_toml(c.text, "t.toml"); });
+    EXPECT_EQ(e.field(), c.field) << c.text;
+    EXPECT_EQ(e.line(), c.line) << c.text;
+    EXPECT_EQ(e.source(), "t.toml") << c.text;
+  }
+}
+
+// Giving both `tiers` and [[tier]] is an error at the later of the two.
+TEST(ConfigTomlErrors, SpecAndTablesTogether) {
+  const ConfigError e = config_error([] {
+    Config::from_toml(toml({"tiers = \"mem:1GiB,dir:/x\"", "", "[[tier]]", "kind = \"memory\"", "capacity = 1024",
+                            "[[tier]]", "kind = \"dir\"", "path = \"/y\""}));
+  });
+  EXPECT_EQ(e.field(), "tiers");
+  EXPECT_EQ(e.line(), 3u);
+}
+
+// Validation failures in a file point at the offending node's line (or its [[tier]] header).
+TEST(ConfigTomlErrors, ValidationErrorsHaveLine) {
+  struct Case {
+    std::string text;
+    std::string field;
+    std::uint32_t line;
+  };
+  const std::vector<Case> cases = {
+      {toml({"checksums = true", "helper_threads = 100"}), "helper_threads", 2},
+      {toml({"helper_threads = 0"}), "helper_threads", 1},
+      {toml({"io_chunk = \"5000\""}), "io_chunk", 1},
+      {toml({"", "tiers = \"mem:1GiB,dir:/x,dir:/x/\""}), "tiers[2].path", 2},
+      {toml({"tiers = \"dir:/x,mem:1GiB\""}), "tiers[0].kind", 1},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]", "kind = \"dir\""}), "tiers[1].path", 4},
+      {toml({"[[tier]]", "kind = \"mem\"", "[[tier]]", "kind = \"dir\"", "path = \"/x\""}), "tiers[0].capacity", 1},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 0", "[[tier]]", "kind = \"dir\"", "path = \"/x\""}),
+       "tiers[0].capacity", 3},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]", "kind = \"dir\"", "path = \"/x\"",
+             "high_water = 0.5", "low_water = 0.8"}),
+       "tiers[1].low_water", 8},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "block = 1000", "[[tier]]", "kind = \"dir\"",
+             "path = \"/x\""}),
+       "tiers[0].block", 4},
+      {toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024"}), "tiers", 1},
+  };
+  for (const auto& c : cases) {
+    const ConfigError e = config_error([&] { Config::from_toml(c.text, "v.toml"); });
+    EXPECT_EQ(e.field(), c.field) << c.text;
+    EXPECT_EQ(e.line(), c.line) << c.text;
+    EXPECT_EQ(e.source(), "v.toml") << c.text;
+  }
+}
+
+// --- files --------------------------------------------------------------------
+
+// from_file reads a TOML file and names it as the source of errors.
+TEST_F(ConfigFile, ReadsFileAndNamesItInErrors) {
+  const std::string good = write("good.toml", toml({"tiers = \"mem:1GiB,dir:/nvme/run\"", "helper_threads = 4"}));
+  EXPECT_EQ(Config::from_file(good).helper_threads, 4u);
+  const std::string bad = write("bad.toml", toml({"helper_threads = 4", "checksum = true"}));
+  const ConfigError e = config_error([&] { Config::from_file(bad); });
+  EXPECT_EQ(e.field(), "checksum");
+  EXPECT_EQ(e.source(), bad);
+  EXPECT_EQ(e.line(), 2u);
+}
+
+// A missing file or a directory is a ConfigError naming the path.
+TEST_F(ConfigFile, MissingFileIsAnError) {
+  const std::string missing = (dir_ / "nope.toml").string();
+  ConfigError e = config_error([&] { Config::from_file(missing); });
+  EXPECT_EQ(e.field(), "config file");
+  EXPECT_EQ(e.source(), missing);
+  EXPECT_NE(std::string(e.what()).find("nope.toml"), std::string::npos);
+  e = config_error([&] { Config::from_file(dir_.string()); });
+  EXPECT_EQ(e.field(), "config file");
+}
+
+// The shipped example configuration parses and validates.
+TEST(ConfigExample, ShippedExampleIsValid) {
+  const auto example = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "examples" /
+                       "mlbs.toml";
+  if (!std::filesystem::exists(example)) GTEST_SKIP() << "no source tree at " << example;
+  const Config cfg = Config::from_file(example.string());
+  EXPECT_EQ(cfg.tiers.size(), 3u);
+}
+
+// --- environment --------------------------------------------------------------
+
+// With no MLBS_* variables set, from_env returns the defaults.
+TEST_F(ConfigEnv, DefaultsWithoutVariables) {
+  const Config cfg = Config::from_env();
+  EXPECT_EQ(mlbs::format_tier_spec(cfg.tiers), mlbs::format_tier_spec(Config{}.tiers));
+  EXPECT_EQ(cfg.helper_threads, 1u);
+}
+
+// Each MLBS_* variable overrides its field; empty variables count as unset.
+TEST_F(ConfigEnv, VariablesOverrideFields) {
+  set("MLBS_TIERS", "mem:256MiB,dir:/nvme/run:1TiB,dir:/lustre/run");
+  set("MLBS_SCHEDULE", "2,0,1");
+  set("MLBS_DURABILITY", "persistent");
+  set("MLBS_HELPER_CORE", "7");
+  set("MLBS_HELPER_THREADS", "3");
+  set("MLBS_CHECKSUMS", "off");
+  set("MLBS_IO_CHUNK", "1MiB");
+  set("MLBS_CONFIG", "");
+  const Config cfg = Config::from_env();
+  ASSERT_EQ(cfg.tiers.size(), 3u);
+  EXPECT_EQ(cfg.tiers[0].capacity_bytes, 256 * MiB);
+  EXPECT_EQ(cfg.tiers[1].capacity_bytes, TiB);
+  EXPECT_EQ(cfg.schedule.order, (std::vector<std::uint64_t>{2, 0, 1}));
+  EXPECT_EQ(cfg.durability, Durability::persistent);
+  EXPECT_EQ(cfg.helper_core, 7);
+  EXPECT_EQ(cfg.helper_threads, 3u);
+  EXPECT_FALSE(cfg.checksums);
+  EXPECT_EQ(cfg.io_chunk_bytes, MiB);
+  set("MLBS_HELPER_CORE", "auto");
+  EXPECT_EQ(Config::from_env().helper_core, -1);
+}
+
+// MLBS_CHECKSUMS accepts 1/0, true/false, on/off, yes/no in any case, and nothing else.
+TEST_F(ConfigEnv, ChecksumSwitchWords) {
+  for (const char* on : {"1", "true", "ON", "Yes"}) {
+    set("MLBS_CHECKSUMS", on);
+    EXPECT_TRUE(Config::from_env().checksums) << on;
+  }
+  for (const char* off : {"0", "false", "off", "NO"}) {
+    set("MLBS_CHECKSUMS", off);
+    EXPECT_FALSE(Config::from_env().checksums) << off;
+  }
+  set("MLBS_CHECKSUMS", "maybe");
+  const ConfigError e = config_error([] { Config::from_env(); });
+  EXPECT_EQ(e.field(), "MLBS_CHECKSUMS");
+  EXPECT_EQ(e.source(), "environment");
+}
+
+// MLBS_CONFIG is read first and the variables override it.
+TEST_F(ConfigFile, EnvOverridesConfigFile) {
+  set("MLBS_CONFIG", write("env.toml", toml({"helper_threads = 4", "tiers = \"mem:1GiB,dir:/from/file\""})));
+  set("MLBS_HELPER_THREADS", "2");
+  const Config cfg = Config::from_env();
+  EXPECT_EQ(cfg.helper_threads, 2u);
+  EXPECT_EQ(cfg.tiers[1].path, "/from/file");
+}
+
+// An unreadable MLBS_CONFIG is named as such; errors inside it keep the file's line.
+TEST_F(ConfigFile, EnvConfigFileErrors) {
+  set("MLBS_CONFIG", (dir_ / "missing.toml").string());
+  EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_CONFIG");
+  const std::string bad = write("bad.toml", toml({"", "helper_threads = 99"}));
+  set("MLBS_CONFIG", bad);
+  const ConfigError e = config_error([] { Config::from_env(); });
+  EXPECT_EQ(e.field(), "helper_threads");
+  EXPECT_EQ(e.source(), bad);
+  EXPECT_EQ(e.line(), 2u);
+  // An override fixes the file's value.
+  set("MLBS_HELPER_THREADS", "8");
+  EXPECT_EQ(Config::from_env().helper_threads, 8u);
+}
+
+// Malformed variables are errors naming the variable, with source "environment".
+TEST_F(ConfigEnv, BadVariablesNameTheVariable) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"MLBS_SCHEDULE", "sideways"}, {"MLBS_DURABILITY", "temp"}, {"MLBS_HELPER_CORE", "x"},
+      {"MLBS_HELPER_THREADS", "-2"}, {"MLBS_IO_CHUNK", "big"},    {"MLBS_HELPER_CORE", "-5"}};
+  for (const auto& [name, value] : cases) {
+    set(name, value);
+    const ConfigError e = config_error([] { Config::from_env(); });
+    EXPECT_EQ(e.field(), name) << value;
+    EXPECT_EQ(e.source(), "environment") << value;
+    ::unsetenv(name);
+  }
+  set("MLBS_TIERS", "mem:1GiB,floppy:/a");
+  EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_TIERS[1]");
+}
+
+// Values that parse but fail validation are still blamed on the variable that set them.
+TEST_F(ConfigEnv, ValidationBlamesTheVariable) {
+  set("MLBS_HELPER_THREADS", "0");
+  ConfigError e = config_error([] { Config::from_env(); });
+  EXPECT_EQ(e.field(), "MLBS_HELPER_THREADS");
+  EXPECT_EQ(e.source(), "environment");
+  ::unsetenv("MLBS_HELPER_THREADS");
+  set("MLBS_IO_CHUNK", "6KiB");
+  EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_IO_CHUNK");
+  ::unsetenv("MLBS_IO_CHUNK");
+  set("MLBS_TIERS", "mem:1GiB,dir:/a,dir:/b/../a");
+  EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_TIERS[2].path");
+  set("MLBS_TIERS", "mem:1GiB");
+  EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_TIERS");
+}
+
+// --- validation ---------------------------------------------------------------
+
+// The defaults and a typical three-tier setup are valid; an empty explicit order is allowed.
+TEST(ConfigValidate, AcceptsValidConfigs) {
+  EXPECT_NO_THROW(Config{}.validate());
+  Config cfg;
+  cfg.tiers = {Tier::memory(2 * GiB), Tier::directory("/nvme/run", 64 * GiB), Tier::directory("/lustre/run")};
+  cfg.schedule = Schedule::explicit_order({});
+  cfg.helper_threads = 64;
+  cfg.helper_core = 0;
+  cfg.io_chunk_bytes = 4096;
+  EXPECT_NO_THROW(cfg.validate());
+}
+
+// Tier list shape: at least two, memory first with a capacity, only one memory tier, known kinds, paths.
+TEST(ConfigValidate, RejectsBadTierLists) {
+  const auto field_of = [](Config cfg) { return config_error([&] { cfg.validate(); }).field(); };
+  Config cfg = two_tiers();
+  cfg.tiers.pop_back();
+  EXPECT_EQ(field_of(cfg), "tiers");
+  cfg = two_tiers();
+  std::swap(cfg.tiers[0], cfg.tiers[1]);
+  EXPECT_EQ(field_of(cfg), "tiers[0].kind");
+  cfg = two_tiers();
+  cfg.tiers[0].capacity_bytes = 0;
+  EXPECT_EQ(field_of(cfg), "tiers[0].capacity");
+  cfg = two_tiers();
+  cfg.tiers.push_back(Tier::memory(GiB));
+  EXPECT_EQ(field_of(cfg), "tiers[2].kind");
+  cfg = two_tiers();
+  cfg.tiers[1].kind = "tape";
+  EXPECT_EQ(field_of(cfg), "tiers[1].kind");
+  cfg = two_tiers();
+  cfg.tiers[1].path.clear();
+  EXPECT_EQ(field_of(cfg), "tiers[1].path");
+}
+
+// Directory paths that normalise to the same absolute path are duplicates.
+TEST(ConfigValidate, RejectsDuplicateDirectories) {
+  const auto dup = [](std::string a, std::string b) {
+    Config cfg = two_tiers();
+    cfg.tiers[1].path = std::move(a);
+    cfg.tiers.push_back(Tier::directory(std::move(b)));
+    return config_error([&] { cfg.validate(); }).field();
+  };
+  EXPECT_EQ(dup("/a/b", "/a/b"), "tiers[2].path");
+  EXPECT_EQ(dup("/a/b", "/a/./c/../b/"), "tiers[2].path");
+  EXPECT_EQ(dup("run", "./run"), "tiers[2].path");
+  EXPECT_EQ(dup("run", std::filesystem::current_path().string() + "/run"), "tiers[2].path");
+  Config distinct = two_tiers();
+  distinct.tiers.push_back(Tier::directory("/scratch/run2"));
+  EXPECT_NO_THROW(distinct.validate());
+}
+
+// Water marks must satisfy 0 <= low <= high <= 1; NaN is rejected.
+TEST(ConfigValidate, RejectsBadWaterMarks) {
+  const auto field_of = [](double high, double low) {
+    Config cfg = two_tiers();
+    cfg.tiers[1].high_water = high;
+    cfg.tiers[1].low_water = low;
+    return config_error([&] { cfg.validate(); }).field();
+  };
+  EXPECT_EQ(field_of(1.5, 0.5), "tiers[1].high_water");
+  EXPECT_EQ(field_of(-0.1, 0.0), "tiers[1].high_water");
+  EXPECT_EQ(field_of(0.5, 0.6), "tiers[1].low_water");
+  EXPECT_EQ(field_of(0.5, -0.1), "tiers[1].low_water");
+  EXPECT_EQ(field_of(std::nan(""), 0.0), "tiers[1].high_water");
+  Config ok = two_tiers();
+  ok.tiers[1].high_water = 0.8;
+  ok.tiers[1].low_water = 0.8;
+  EXPECT_NO_THROW(ok.validate());
+}
+
+// Block size must be a power of two of at least 512 bytes.
+TEST(ConfigValidate, RejectsBadBlockSize) {
+  for (const std::uint64_t block : {0ull, 256ull, 1000ull, 4097ull}) {
+    Config cfg = two_tiers();
+    cfg.tiers[1].block_bytes = block;
+    EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[1].block") << block;
+  }
+  Config cfg = two_tiers();
+  cfg.tiers[1].block_bytes = 512;
+  EXPECT_NO_THROW(cfg.validate());
+}
+
+// helper_threads in 1..64, helper_core >= -1, io_chunk a positive multiple of 4096.
+TEST(ConfigValidate, RejectsBadEngineSettings) {
+  const auto field_of = [](const std::function<void(Config&)>& change) {
+    Config cfg = two_tiers();
+    change(cfg);
+    return config_error([&] { cfg.validate(); }).field();
+  };
+  EXPECT_EQ(field_of([](Config& c) { c.helper_threads = 0; }), "helper_threads");
+  EXPECT_EQ(field_of([](Config& c) { c.helper_threads = 65; }), "helper_threads");
+  EXPECT_EQ(field_of([](Config& c) { c.helper_core = -2; }), "helper_core");
+  EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 0; }), "io_chunk");
+  EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 2048; }), "io_chunk");
+  EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 4096 + 512; }), "io_chunk");
+}
+
+}  // namespace
