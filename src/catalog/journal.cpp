@@ -91,10 +91,13 @@ JournalReplay replay_journal(const std::string& path) {
   // are appended in order, so anything after a torn one was never acknowledged.
   while (off + Journal::kEntryBytes <= bytes.size() && decode(p + off, e)) {
     r.entries.push_back(e);
-    if (e.op == JournalEntry::Op::put)
+    if (e.op == JournalEntry::Op::put) {
       r.live[e.id] = e;
-    else
-      r.live.erase(e.id);
+    } else if (auto it = r.live.find(e.id); it != r.live.end() && it->second.generation == e.generation) {
+      // An erase names the generation it removes: a newer put of the same id
+      // may already stand before it in the journal.
+      r.live.erase(it);
+    }
     off += Journal::kEntryBytes;
   }
   r.valid_bytes = off;
