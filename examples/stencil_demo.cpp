@@ -46,7 +46,9 @@ struct Options {
   unsigned every = 2;
   std::string dir = "./mlbs-demo";
   std::string tiers;               // empty: derived from --dir and the snapshot size
-  unsigned helper_threads = 0;     // 0: the library's default
+  // Two helpers let DRAM refill from the fast tier while the fast tier refills
+  // from the slow one (the library's default is one).
+  unsigned helper_threads = 2;
 };
 
 void usage(const char* argv0, std::FILE* out) {
@@ -58,7 +60,7 @@ void usage(const char* argv0, std::FILE* out) {
                "  --dir PATH          where the default tiers live (default ./mlbs-demo):\n"
                "                      mem = 8 snapshots, PATH/fast = 24 snapshots, PATH/slow unlimited\n"
                "  --tiers SPEC        explicit tiers, e.g. mem:64MiB,dir:/nvme/x:192MiB,dir:/pfs/x\n"
-               "  --helper-threads N  helper threads moving data\n"
+               "  --helper-threads N  helper threads moving data (default 2)\n"
                "  --help\n",
                argv0);
 }
@@ -218,7 +220,7 @@ int run(const Options& o) {
     if (t.kind == "directory" && !t.path.empty()) std::filesystem::create_directories(t.path);
   cfg.schedule = mlbs::Schedule::lifo();
   cfg.durability = mlbs::Durability::scratch;
-  if (o.helper_threads) cfg.helper_threads = o.helper_threads;
+  cfg.helper_threads = o.helper_threads;
 
   const std::uint64_t dram = cfg.tiers.front().capacity_bytes;
   std::printf("mlbs %s stencil demo: grid %zu^3, snapshot %s, %u steps, %u snapshots (%s), helper threads %u\n",

@@ -882,6 +882,9 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   }
   // The schedule's bookkeeping: this use is consumed.
   ++s.consumed[id];
+  // A read phase has begun: DRAM need not keep write headroom any more (the
+  // next write makes its own room from clean slots).
+  last_write_bytes_ = 0;
   r->last_use = ++clock_;
   ++counters_.reads;
   tiers_[0].stats.bytes_out += r->size;
