@@ -410,6 +410,11 @@ std::optional<Engine::Op> Engine::plan() {
     // File tiers hold one copy per record in scratch mode: moving between
     // them drops the source. DRAM copies and last-tier copies stay.
     op.move = src > 0 && dst > 0 && !(persistent() && src == last());
+    const StoreState& st = stores_[r.store];
+    op.store_name = st.name;
+    if (src > 0) op.space = space_for(st, src);
+    if (dst > 0) op.dst_space = space_for(st, dst);
+    if (op.persist) op.journal = st.journal;
     if (dst == 0) {
       auto block = pool_.allocate(r.size);
       if (!block) return std::optional<Op>{};
@@ -525,22 +530,20 @@ void Engine::execute(Op& op, detail::Block& staging) {
     return;
   }
   // The record is busy: no one else changes its copies, slot or checksum, so
-  // reading them without the lock is safe.
+  // reading them without the lock is safe; the rest was copied into `op`.
   Record& r = *op.rec;
-  const StoreState& s = stores_[r.store];
   const std::uint64_t size = r.size;
   const bool verify = cfg_.checksums && r.has_checksum && op.src > 0;
-  const bool compute = cfg_.checksums && !r.has_checksum && op.src == 0;
-  if (compute) {
-    r.checksum = catalog::checksum(r.slot.data(), size);
-    r.has_checksum = true;
+  std::uint64_t expected = r.checksum;
+  if (cfg_.checksums && !r.has_checksum && op.src == 0) {
+    op.checksum = expected = catalog::checksum(r.slot.data(), size);
+    op.computed_checksum = true;
   }
-  const std::string src_space = op.src > 0 ? space_for(s, op.src) : std::string{};
-  const std::string dst_space = op.dst > 0 ? space_for(s, op.dst) : std::string{};
   std::unique_ptr<tiers::ObjectReader> reader;
   std::unique_ptr<tiers::ObjectWriter> writer;
-  if (op.src > 0) reader = tiers_[op.src].backend->open({src_space, r.id, r.gen, s.name}, size);
-  if (op.dst > 0) writer = tiers_[op.dst].backend->create({dst_space, r.id, r.gen, s.name}, size);
+  if (op.src > 0) reader = tiers_[op.src].backend->open({op.space, r.id, r.gen, op.store_name}, size);
+  if (op.dst > 0)
+    writer = tiers_[op.dst].backend->create({op.dst_space, r.id, r.gen, op.store_name}, size);
   catalog::Checksummer sum;
   const std::size_t chunk = cfg_.io_chunk_bytes;
   for (std::uint64_t off = 0; off < size; off += chunk) {
@@ -556,15 +559,15 @@ void Engine::execute(Op& op, detail::Block& staging) {
     if (verify) sum.update(from, n);
     if (writer) writer->write(off, from, n);
   }
-  if (verify && sum.digest() != r.checksum)
+  if (verify && sum.digest() != expected)
     throw CorruptionError(EBADMSG,
                           fmt::format("checksum mismatch: read {:016x}, catalog {:016x}",
-                                      sum.digest(), r.checksum),
-                          ctx(r, op.src));
+                                      sum.digest(), expected),
+                          {op.store_name, r.id, tiers_[op.src].backend->label()});
   if (writer) writer->commit(op.persist);
   if (op.persist) {
-    s.journal->append({catalog::JournalEntry::Op::put, r.id, r.gen, size, r.checksum});
-    s.journal->sync();
+    op.journal->append({catalog::JournalEntry::Op::put, r.id, r.gen, size, expected});
+    op.journal->sync();
   }
 }
 
@@ -575,6 +578,10 @@ void Engine::complete(Op& op, std::exception_ptr err, std::uint64_t ns) {
   }
   Record& r = *op.rec;
   r.busy = false;
+  if (op.computed_checksum && !r.has_checksum) {
+    r.checksum = op.checksum;
+    r.has_checksum = true;
+  }
   auto count = [&](int t, bool in, std::uint64_t bytes) {
     TierStats& st = tiers_[t].stats;
     (in ? st.bytes_in : st.bytes_out) += bytes;
@@ -737,10 +744,10 @@ void Engine::close_store(std::uint32_t index) noexcept {
   for (auto& [k, r] : records_)
     if (k.store == index) mine.push_back(r.get());
   for (Record* r : mine) {
-    if (persistent()) {
-      r->retired = true;  // forget it here; the last-tier copy stays on disk
-      r->copies &= r->journaled ? ~bit(last()) : ~TierMask{0};
-      if (r->journaled) tiers_[last()].used -= r->size;
+    if (persistent() && r->journaled) {
+      // Forget it here; its journaled last-tier copy stays on disk.
+      r->copies &= ~bit(last());
+      tiers_[last()].used -= r->size;
     }
     retire(*r);
   }

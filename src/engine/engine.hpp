@@ -107,11 +107,13 @@ class Engine {
     bool persist = false;    ///< dst is the last tier of a persistent store: journal it
     bool prefetch = false, demand = false;
     detail::Block block;     ///< destination slot when dst == 0
-    // remove: a copy of a record that is gone from the catalog
-    int tier = -1;
-    std::string space, store_name;
+    std::uint64_t checksum = 0;  ///< computed by execute(), stored by complete()
+    bool computed_checksum = false;
+    // Everything execute() needs from the catalog, copied under the lock.
+    std::string space, dst_space, store_name;
     std::uint64_t id = 0, gen = 0;
-    std::shared_ptr<catalog::Journal> journal;  ///< append an erase entry first
+    std::shared_ptr<catalog::Journal> journal;  ///< copy: put entry after; remove: erase entry first
+    int tier = -1;           ///< remove: the tier of the copy
   };
   struct TierState {
     std::unique_ptr<tiers::Backend> backend;  ///< null for the memory tier
@@ -163,7 +165,7 @@ class Engine {
   std::condition_variable_any state_cv_;  ///< application calls wait here
   SlotPool pool_;
   std::vector<TierState> tiers_;
-  std::vector<StoreState> stores_;
+  std::deque<StoreState> stores_;  ///< deque: references stay valid as stores open
   std::unordered_map<Key, std::unique_ptr<Record>, KeyHash> records_;
   std::vector<Record*> ranked_;       ///< soonest next use first
   bool ranking_dirty_ = true;
