@@ -310,6 +310,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
         fail(name + ".kind", fmt::format("the first tier must be the memory tier, got '{}'", tier.kind));
       if (tier.capacity_bytes == 0)
         fail(name + ".capacity", "the memory tier needs a capacity > 0 (it bounds memory use)");
+      if (tier.bandwidth_bytes_per_s != 0)
+        fail(name + ".bandwidth", "bandwidth caps apply to file tiers, not to the memory tier");
     } else if (tier.kind == "memory") {
       fail(name + ".kind", "only the first tier may be a memory tier");
     } else if (tier.kind != "directory") {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tiers/directory/directory_backend.hpp"
+#include "tiers/wrappers/throttle.hpp"
 
 namespace mlbs::tiers {
 namespace {
@@ -41,7 +42,11 @@ std::unique_ptr<Backend> make_backend(int index, const Tier& desc) {
   if (it == r.factories.end())
     throw ConfigError(fmt::format("tiers[{}].kind", index),
                       fmt::format("unknown tier kind '{}'", desc.kind));
-  return it->second(index, desc);
+  std::unique_ptr<Backend> backend = it->second(index, desc);
+  // Cross-cutting features wrap the backend rather than living inside it.
+  if (desc.bandwidth_bytes_per_s)
+    backend = std::make_unique<ThrottledBackend>(std::move(backend), desc.bandwidth_bytes_per_s);
+  return backend;
 }
 
 std::vector<std::string> registered_kinds() {

@@ -1,0 +1,66 @@
+#include "tiers/wrappers/throttle.hpp"
+
+#include <thread>
+
+namespace mlbs::tiers {
+
+void Pacer::pass(std::size_t bytes) {
+  const auto cost = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(double(bytes) / double(bytes_per_s_)));
+  Clock::time_point until;
+  {
+    std::lock_guard lock(mu_);
+    // An idle device does not bank bandwidth for later bursts.
+    next_ = std::max(next_, Clock::now()) + cost;
+    until = next_;
+  }
+  // Emulating a slower device is the point here: the helper waits as it
+  // would on that device's completion.
+  std::this_thread::sleep_until(until);
+}
+
+namespace {
+
+class PacedWriter final : public ObjectWriter {
+ public:
+  PacedWriter(std::unique_ptr<ObjectWriter> inner, Pacer& pacer)
+      : inner_(std::move(inner)), pacer_(pacer) {}
+  void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    inner_->write(offset, data, bytes);
+    pacer_.pass(bytes);
+  }
+  void commit(bool durable) override { inner_->commit(durable); }
+
+ private:
+  std::unique_ptr<ObjectWriter> inner_;
+  Pacer& pacer_;
+};
+
+class PacedReader final : public ObjectReader {
+ public:
+  PacedReader(std::unique_ptr<ObjectReader> inner, Pacer& pacer)
+      : inner_(std::move(inner)), pacer_(pacer) {}
+  void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
+    inner_->read(offset, data, bytes);
+    pacer_.pass(bytes);
+  }
+
+ private:
+  std::unique_ptr<ObjectReader> inner_;
+  Pacer& pacer_;
+};
+
+}  // namespace
+
+ThrottledBackend::ThrottledBackend(std::unique_ptr<Backend> inner, std::uint64_t bytes_per_s)
+    : Backend(inner->index(), inner->desc()), inner_(std::move(inner)), pacer_(bytes_per_s) {}
+
+std::unique_ptr<ObjectWriter> ThrottledBackend::do_create(const ObjectRef& ref, std::uint64_t size) {
+  return std::make_unique<PacedWriter>(inner_->create(ref, size), pacer_);
+}
+
+std::unique_ptr<ObjectReader> ThrottledBackend::do_open(const ObjectRef& ref, std::uint64_t size) {
+  return std::make_unique<PacedReader>(inner_->open(ref, size), pacer_);
+}
+
+}  // namespace mlbs::tiers
