@@ -1,0 +1,216 @@
+// Tests of the catalog journal of persistent stores: append, replay, torn
+// tails and generations (src/catalog/journal.*).
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "catalog/journal.hpp"
+#include "mlbs/errors.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mlbs::catalog::Journal;
+using mlbs::catalog::JournalEntry;
+using mlbs::catalog::replay_journal;
+using Op = JournalEntry::Op;
+
+constexpr std::uint64_t kHeader = Journal::kHeaderBytes;
+constexpr std::uint64_t kEntry = Journal::kEntryBytes;
+
+JournalEntry put(std::uint64_t id, std::uint64_t gen, std::uint64_t size = 64) {
+  return {Op::put, id, gen, size, 0x1000 + id * 31 + gen};
+}
+JournalEntry erase(std::uint64_t id, std::uint64_t gen) { return {Op::erase, id, gen, 0, 0}; }
+
+void write_all(const std::string& path, std::initializer_list<JournalEntry> entries) {
+  Journal j(path, 0);
+  for (const auto& e : entries) j.append(e);
+  j.sync();
+}
+
+void flip_byte(const std::string& path, std::uint64_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(c ^ 0x40));
+}
+
+bool same(const JournalEntry& a, const JournalEntry& b) {
+  return a.op == b.op && a.id == b.id && a.generation == b.generation && a.size == b.size &&
+         a.checksum == b.checksum;
+}
+
+// Appended put/erase entries replay in order with all their fields, and the live set follows them.
+TEST(Journal, RoundTrip) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  const JournalEntry in[] = {put(1, 10, 111), put(2, 11, 222), erase(1, 10), put(3, 12, 333)};
+  write_all(path, {in[0], in[1], in[2], in[3]});
+
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(same(r.entries[i], in[i])) << i;
+  ASSERT_EQ(r.live.size(), 2u);
+  EXPECT_TRUE(same(r.live.at(2), in[1]));
+  EXPECT_TRUE(same(r.live.at(3), in[3]));
+  EXPECT_EQ(r.valid_bytes, kHeader + 4 * kEntry);
+  EXPECT_EQ(r.torn_bytes, 0u);
+  EXPECT_EQ(fs::file_size(path), kHeader + 4 * kEntry);
+}
+
+// A later put of the same id replaces the earlier one in the live set.
+TEST(Journal, LaterPutWins) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(5, 1, 10), erase(5, 1), put(5, 2, 20)});
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.live.count(5), 1u);
+  EXPECT_EQ(r.live.at(5).generation, 2u);
+  EXPECT_EQ(r.live.at(5).size, 20u);
+}
+
+// An erase removes the live entry only when its generation matches (a newer put may precede an old erase).
+TEST(Journal, EraseOfOlderGenerationKeepsNewerPut) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(7, 1), put(7, 2), erase(7, 1)});
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.live.count(7), 1u);
+  EXPECT_EQ(r.live.at(7).generation, 2u);
+
+  write_all(path, {put(7, 1), put(7, 2), erase(7, 2)});
+  EXPECT_EQ(replay_journal(path).live.count(7), 0u);
+}
+
+// A missing journal file replays as an empty journal.
+TEST(Journal, MissingFileIsEmpty) {
+  mlbs::test::TempDir dir;
+  auto r = replay_journal(dir / "absent.mlbs");
+  EXPECT_TRUE(r.entries.empty());
+  EXPECT_TRUE(r.live.empty());
+  EXPECT_EQ(r.valid_bytes, 0u);
+  EXPECT_EQ(r.torn_bytes, 0u);
+}
+
+// A freshly created journal holds only its header and replays empty.
+TEST(Journal, NewJournalHasOnlyHeader) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  { Journal j(path, 0); }
+  EXPECT_EQ(fs::file_size(path), kHeader);
+  auto r = replay_journal(path);
+  EXPECT_TRUE(r.entries.empty());
+  EXPECT_EQ(r.valid_bytes, kHeader);
+}
+
+// A file that does not start with the journal header is a CorruptionError.
+TEST(Journal, ForeignHeaderIsCorruption) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  std::ofstream(path) << "this is not an mlbs journal at all\n";
+  EXPECT_THROW(replay_journal(path), mlbs::CorruptionError);
+}
+
+// A truncated last entry is ignored and its bytes reported in torn_bytes.
+TEST(Journal, TruncatedTailIsTorn) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(1, 1), put(2, 2), put(3, 3)});
+  fs::resize_file(path, kHeader + 2 * kEntry + 20);
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_EQ(r.live.count(3), 0u);
+  EXPECT_EQ(r.valid_bytes, kHeader + 2 * kEntry);
+  EXPECT_EQ(r.torn_bytes, 20u);
+}
+
+// A flipped byte in the last entry fails its checksum: the entry is dropped and counted as torn.
+TEST(Journal, CorruptLastEntryIsTorn) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(1, 1), put(2, 2), put(3, 3)});
+  flip_byte(path, kHeader + 2 * kEntry + 9);  // inside the id of entry 3
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_EQ(r.live.size(), 2u);
+  EXPECT_EQ(r.valid_bytes, kHeader + 2 * kEntry);
+  EXPECT_EQ(r.torn_bytes, kEntry);
+}
+
+// Replay stops at the first bad entry: valid entries after it are not trusted either.
+TEST(Journal, ReplayStopsAtFirstBadEntry) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(1, 1), put(2, 2), put(3, 3)});
+  flip_byte(path, kHeader + kEntry + 45);  // inside the checksum of entry 2
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.torn_bytes, 2 * kEntry);
+}
+
+// A file shorter than the header (torn while being created) is empty, all torn.
+TEST(Journal, TornHeaderIsEmpty) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  { Journal j(path, 0); }
+  fs::resize_file(path, 7);
+  auto r = replay_journal(path);
+  EXPECT_TRUE(r.entries.empty());
+  EXPECT_EQ(r.valid_bytes, 0u);
+  EXPECT_EQ(r.torn_bytes, 7u);
+}
+
+// Reopening at valid_bytes cuts the torn tail; entries appended afterwards replay after the valid ones.
+TEST(Journal, ReopenCutsTornTailAndAppends) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(1, 1), put(2, 2)});
+  fs::resize_file(path, kHeader + kEntry + 30);  // entry 2 torn
+
+  auto torn = replay_journal(path);
+  ASSERT_EQ(torn.valid_bytes, kHeader + kEntry);
+  {
+    Journal j(path, torn.valid_bytes);
+    j.append(put(4, 4));
+    j.append(erase(1, 1));
+    j.sync();
+  }
+  EXPECT_EQ(fs::file_size(path), kHeader + 3 * kEntry);
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 3u);
+  EXPECT_EQ(r.torn_bytes, 0u);
+  EXPECT_TRUE(same(r.entries[1], put(4, 4)));
+  ASSERT_EQ(r.live.size(), 1u);
+  EXPECT_EQ(r.live.count(4), 1u);
+}
+
+// Reopening a torn-header journal (valid_bytes 0) rewrites a fresh header.
+TEST(Journal, ReopenAfterTornHeaderStartsFresh) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  { std::ofstream(path) << "MLBS-JO"; }
+  auto torn = replay_journal(path);
+  ASSERT_EQ(torn.valid_bytes, 0u);
+  {
+    Journal j(path, torn.valid_bytes);
+    j.append(put(9, 9));
+  }
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.live.count(9), 1u);
+}
+
+// Opening a journal in a folder that does not exist raises IoError.
+TEST(Journal, UnopenablePathThrows) {
+  mlbs::test::TempDir dir;
+  EXPECT_THROW(Journal(dir / "missing/journal.mlbs", 0), mlbs::IoError);
+}
+
+}  // namespace

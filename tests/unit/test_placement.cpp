@@ -1,0 +1,137 @@
+// Tests of Belady placement: records ranked soonest-first are spread over DRAM
+// and the file tiers (src/engine/placement.*).
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/placement.hpp"
+
+namespace {
+
+using mlbs::engine::place;
+using mlbs::engine::Placement;
+using mlbs::engine::PlacementItem;
+
+/// `n` records of `bytes` each (DRAM slot of the same size), none avoided.
+std::vector<PlacementItem> uniform(std::size_t n, std::uint64_t bytes) {
+  return std::vector<PlacementItem>(n, PlacementItem{bytes, bytes, 0});
+}
+
+std::vector<bool> bools(std::initializer_list<int> v) { return std::vector<bool>(v.begin(), v.end()); }
+
+// DRAM holds exactly the soonest records that fit its capacity.
+TEST(Placement, MemoryTakesSoonestUpToCapacity) {
+  Placement p = place(uniform(5, 100), 300, {0, 0});
+  EXPECT_EQ(p.in_memory, bools({1, 1, 1, 0, 0}));
+}
+
+// DRAM is an inclusive cache: records in DRAM still get a file tier.
+TEST(Placement, MemoryIsInclusive) {
+  Placement p = place(uniform(3, 100), 1000, {0, 0});
+  EXPECT_EQ(p.in_memory, bools({1, 1, 1}));
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 1, 1}));
+}
+
+// DRAM accounting uses the slot size (mem_bytes), not the record size.
+TEST(Placement, MemoryCountsSlotBytes) {
+  std::vector<PlacementItem> items(3, PlacementItem{10, 4096, 0});
+  Placement p = place(items, 8192, {0, 0});
+  EXPECT_EQ(p.in_memory, bools({1, 1, 0}));
+}
+
+// No DRAM capacity means nothing is wanted in DRAM.
+TEST(Placement, ZeroMemoryHoldsNothing) {
+  Placement p = place(uniform(3, 1), 0, {0, 0});
+  EXPECT_EQ(p.in_memory, bools({0, 0, 0}));
+}
+
+// File tiers fill soonest-first, the fastest tier with quota left first.
+TEST(Placement, FileTiersFillFastestFirst) {
+  Placement p = place(uniform(6, 100), 0, {0, 200, 300, 0});
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 1, 2, 2, 2, 3}));
+}
+
+// A record larger than a tier's remaining quota skips it, and a later smaller one may still fit there.
+TEST(Placement, LargeRecordSkipsTierSmallerLaterFits) {
+  std::vector<PlacementItem> items = {{60, 60, 0}, {60, 60, 0}, {30, 30, 0}, {20, 20, 0}};
+  Placement p = place(items, 0, {0, 100, 0});
+  // 60 fits (40 left), 60 does not -> tier 2, 30 fits (10 left), 20 does not.
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 2, 1, 2}));
+}
+
+// A record larger than a tier's whole quota never lands there.
+TEST(Placement, RecordAboveQuotaSkipsTier) {
+  std::vector<PlacementItem> items = {{500, 500, 0}, {50, 50, 0}};
+  Placement p = place(items, 0, {0, 100, 0});
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1}));
+}
+
+// Bit 0 of avoid_mask keeps a record out of DRAM and leaves the room to later records.
+TEST(Placement, AvoidMaskSkipsMemory) {
+  std::vector<PlacementItem> items = uniform(3, 100);
+  items[0].avoid_mask = 1u;
+  Placement p = place(items, 200, {0, 0});
+  EXPECT_EQ(p.in_memory, bools({0, 1, 1}));
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 1, 1}));
+}
+
+// Bit t of avoid_mask skips file tier t without consuming its quota.
+TEST(Placement, AvoidMaskSkipsFileTier) {
+  std::vector<PlacementItem> items = uniform(3, 100);
+  items[0].avoid_mask = 1u << 1;
+  Placement p = place(items, 0, {0, 200, 0});
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1, 1}));
+}
+
+// An unlimited (0) last tier takes everything the faster tiers cannot.
+TEST(Placement, UnlimitedLastTierTakesAll) {
+  Placement p = place(uniform(8, 1ull << 62), 0, {0, 1ull << 62, 0});
+  EXPECT_EQ(p.dir_tier[0], 1);
+  for (std::size_t i = 1; i < p.dir_tier.size(); ++i) ASSERT_EQ(p.dir_tier[i], 2) << i;
+}
+
+// A record that fits no file tier (all full or avoided) gets -1.
+TEST(Placement, NoFileTierGivesMinusOne) {
+  std::vector<PlacementItem> items = {{100, 100, 0}, {100, 100, 0}, {10, 10, 0b110u}};
+  Placement p = place(items, 0, {0, 100, 50});
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, -1, -1}));
+}
+
+// With only DRAM (no file tier), every record's file tier is -1.
+TEST(Placement, MemoryOnlyConfiguration) {
+  Placement p = place(uniform(2, 10), 10, {0});
+  EXPECT_EQ(p.in_memory, bools({1, 0}));
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{-1, -1}));
+}
+
+// An empty ranking gives an empty placement.
+TEST(Placement, EmptyInput) {
+  Placement p = place({}, 100, {0, 0});
+  EXPECT_TRUE(p.in_memory.empty());
+  EXPECT_TRUE(p.dir_tier.empty());
+}
+
+// LIFO ranking (newest first): the newest records get DRAM and the fast tier, the oldest the slow tier.
+TEST(Placement, LifoShapedSplit) {
+  // Records written 0..7, ranked by minus generation: index 0 is record 7.
+  std::vector<std::uint64_t> ranked_ids = {7, 6, 5, 4, 3, 2, 1, 0};
+  Placement p = place(uniform(8, 100), 200, {0, 300, 0});
+  std::vector<int> tier_of(8);
+  std::vector<bool> mem_of(8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    tier_of[ranked_ids[i]] = p.dir_tier[i];
+    mem_of[ranked_ids[i]] = p.in_memory[i];
+  }
+  EXPECT_EQ(mem_of, bools({0, 0, 0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(tier_of, (std::vector<int>{2, 2, 2, 2, 2, 1, 1, 1}));
+}
+
+// FIFO ranking (oldest first): the oldest records get DRAM and the fast tier, the newest the slow tier.
+TEST(Placement, FifoShapedSplit) {
+  Placement p = place(uniform(8, 100), 200, {0, 300, 0});
+  EXPECT_EQ(p.in_memory, bools({1, 1, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 1, 1, 2, 2, 2, 2, 2}));
+}
+
+}  // namespace

@@ -1,0 +1,195 @@
+// Tests of the DRAM slot pool: the memory tier's byte budget, its 4096-aligned
+// arena extents, coalescing, the fragmentation fallback and the O(1) exchange
+// (src/engine/slot_pool.*, include/mlbs/detail/block.hpp).
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/slot_pool.hpp"
+#include "mlbs/detail/block.hpp"
+
+namespace {
+
+using mlbs::detail::Block;
+using mlbs::detail::kBlockAlign;
+using mlbs::engine::SlotPool;
+
+constexpr std::size_t kPage = kBlockAlign;
+
+bool aligned(const Block& b) {
+  return reinterpret_cast<std::uintptr_t>(b.data()) % kBlockAlign == 0;
+}
+
+// allocate() admits blocks until the budget is used up, then returns nullopt.
+TEST(SlotPool, BudgetIsNeverExceeded) {
+  SlotPool pool(4 * kPage);
+  std::vector<Block> held;
+  for (int i = 0; i < 4; ++i) {
+    auto b = pool.allocate(kPage);
+    ASSERT_TRUE(b.has_value());
+    held.push_back(std::move(*b));
+  }
+  EXPECT_EQ(pool.used_bytes(), 4 * kPage);
+  EXPECT_EQ(pool.free_bytes(), 0u);
+  EXPECT_FALSE(pool.fits(1));
+  EXPECT_FALSE(pool.allocate(1).has_value());
+  EXPECT_EQ(pool.used_bytes(), 4 * kPage);  // a refused request is not counted
+}
+
+// A request larger than the whole budget is refused outright.
+TEST(SlotPool, RequestAboveBudgetIsRefused) {
+  SlotPool pool(4 * kPage);
+  EXPECT_FALSE(pool.allocate(4 * kPage + 1).has_value());
+  EXPECT_EQ(pool.used_bytes(), 0u);
+}
+
+// A request whose rounding to 4096 would overflow size_t is refused, not granted as 0 bytes.
+TEST(SlotPool, HugeRequestIsRefused) {
+  SlotPool pool(4 * kPage);
+  EXPECT_FALSE(pool.fits(std::numeric_limits<std::size_t>::max()));
+  EXPECT_FALSE(pool.allocate(std::numeric_limits<std::size_t>::max()).has_value());
+}
+
+// Sizes are rounded up to whole 4096-byte blocks, both in the block and in used_bytes().
+TEST(SlotPool, SizesRoundUpTo4096) {
+  SlotPool pool(8 * kPage);
+  auto a = pool.allocate(1);
+  auto b = pool.allocate(kPage + 1);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->capacity(), kPage);
+  EXPECT_EQ(b->capacity(), 2 * kPage);
+  EXPECT_EQ(pool.used_bytes(), 3 * kPage);
+}
+
+// Every block handed out is 4096-byte aligned, usable memory from the arena.
+TEST(SlotPool, BlocksAreAlignedAndWritable) {
+  SlotPool pool(16 * kPage);
+  std::vector<Block> held;
+  for (std::size_t bytes : {1ul, 100ul, kPage, 3 * kPage - 7, 5 * kPage}) {
+    auto b = pool.allocate(bytes);
+    ASSERT_TRUE(b.has_value());
+    EXPECT_TRUE(aligned(*b)) << bytes;
+    EXPECT_TRUE(b->from_arena()) << bytes;
+    std::memset(b->data(), 0xab, b->capacity());
+    held.push_back(std::move(*b));
+  }
+  EXPECT_EQ(pool.fallback_allocations(), 0u);
+}
+
+// release() gives the bytes back to the budget so a refused request succeeds again.
+TEST(SlotPool, ReleaseMakesRoom) {
+  SlotPool pool(2 * kPage);
+  auto a = pool.allocate(2 * kPage);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_FALSE(pool.allocate(kPage).has_value());
+  pool.release(std::move(*a));
+  EXPECT_EQ(pool.used_bytes(), 0u);
+  auto b = pool.allocate(2 * kPage);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_TRUE(b->from_arena());
+}
+
+// Freed neighbouring extents coalesce: after many small blocks come back, the whole budget is one extent.
+TEST(SlotPool, FreedExtentsCoalesce) {
+  constexpr std::size_t n = 32;
+  SlotPool pool(n * kPage);
+  std::vector<Block> held;
+  for (std::size_t i = 0; i < n; ++i) held.push_back(std::move(*pool.allocate(kPage)));
+  // Return them in a mixed order so both the "next" and "prev" merges are exercised.
+  for (std::size_t i = 0; i < n; i += 2) pool.release(std::move(held[i]));
+  for (std::size_t i = n; i-- > 0;)
+    if (i % 2 == 1) pool.release(std::move(held[i]));
+  EXPECT_EQ(pool.used_bytes(), 0u);
+  auto all = pool.allocate(n * kPage);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_TRUE(all->from_arena());
+  EXPECT_EQ(pool.fallback_allocations(), 0u);
+}
+
+// A fragmented arena still serves a request the budget admits, from fresh memory (counted).
+TEST(SlotPool, FragmentationFallsBackWithinBudget) {
+  constexpr std::size_t n = 16;
+  SlotPool pool(n * kPage);
+  std::vector<Block> held;
+  for (std::size_t i = 0; i < n; ++i) held.push_back(std::move(*pool.allocate(kPage)));
+  for (std::size_t i = 0; i < n; i += 2) pool.release(std::move(held[i]));  // holes of one page
+  ASSERT_EQ(pool.free_bytes(), n / 2 * kPage);
+  auto big = pool.allocate(n / 2 * kPage);
+  ASSERT_TRUE(big.has_value());
+  EXPECT_FALSE(big->from_arena());
+  EXPECT_TRUE(aligned(*big));
+  EXPECT_EQ(pool.fallback_allocations(), 1u);
+  EXPECT_EQ(pool.used_bytes(), n * kPage);
+  EXPECT_FALSE(pool.allocate(1).has_value());  // the budget still holds
+  // Released, the fresh block is kept as a spare and serves the next request of its size.
+  std::byte* p = big->data();
+  pool.release(std::move(*big));
+  auto again = pool.allocate(n / 2 * kPage);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->data(), p);
+  EXPECT_EQ(pool.fallback_allocations(), 1u);
+}
+
+// exchange() takes a slot out of the budget and keeps the store's old block as a spare that is reused.
+TEST(SlotPool, ExchangeKeepsAccountingAndReusesSpare) {
+  SlotPool pool(4 * kPage);
+  auto slot = pool.allocate(2 * kPage);
+  ASSERT_TRUE(slot.has_value());
+  Block working = Block::allocate(2 * kPage);  // the store's own buffer
+  std::byte* spare = working.data();
+
+  // The store now owns `slot`; its old buffer joins the pool in its place.
+  Block owned = std::move(*slot);
+  pool.exchange(owned.capacity(), std::move(working));
+  EXPECT_EQ(pool.used_bytes(), 0u);
+
+  auto next = pool.allocate(2 * kPage);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->data(), spare);
+  EXPECT_EQ(pool.used_bytes(), 2 * kPage);
+  EXPECT_EQ(pool.fallback_allocations(), 0u);
+}
+
+// exchange() with an empty replacement just removes the slot's bytes from the budget.
+TEST(SlotPool, ExchangeWithEmptyReplacement) {
+  SlotPool pool(4 * kPage);
+  auto slot = pool.allocate(kPage);
+  ASSERT_TRUE(slot.has_value());
+  Block owned = std::move(*slot);
+  pool.exchange(owned.capacity(), Block{});
+  EXPECT_EQ(pool.used_bytes(), 0u);
+}
+
+// A zero-byte request yields an empty block and costs nothing, even with no room left.
+TEST(SlotPool, ZeroByteAllocation) {
+  SlotPool pool(kPage);
+  auto full = pool.allocate(kPage);
+  ASSERT_TRUE(full.has_value());
+  auto empty = pool.allocate(0);
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_FALSE(static_cast<bool>(*empty));
+  EXPECT_EQ(empty->capacity(), 0u);
+  EXPECT_EQ(pool.used_bytes(), kPage);
+  pool.release(std::move(*empty));
+  EXPECT_EQ(pool.used_bytes(), kPage);
+}
+
+// An arena block outliving its SlotPool stays valid and goes home safely (the extent holds the arena).
+TEST(SlotPool, BlockOutlivesPool) {
+  Block survivor;
+  {
+    SlotPool pool(4 * kPage);
+    survivor = std::move(*pool.allocate(2 * kPage));
+    ASSERT_TRUE(survivor.from_arena());
+  }
+  std::memset(survivor.data(), 0x5a, survivor.capacity());  // memory is still mapped
+  EXPECT_EQ(survivor.data()[survivor.capacity() - 1], std::byte{0x5a});
+  survivor.reset();  // returns to the (now orphaned) arena, which is then unmapped
+  EXPECT_FALSE(static_cast<bool>(survivor));
+}
+
+}  // namespace
