@@ -6,11 +6,13 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "catalog/checksum.hpp"
 #include "mlbs/errors.hpp"
+#include "tiers/directory/directory_backend.hpp"
 
 namespace mlbs::catalog {
 namespace {
@@ -78,7 +80,11 @@ JournalReplay replay_journal(const std::string& path) {
     bytes.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
-  if (bytes.size() < Journal::kHeaderBytes) {  // torn while being created
+  if (bytes.size() < Journal::kHeaderBytes) {
+    // Torn while being created: a prefix of the header. Anything else is a
+    // foreign file that must not be overwritten.
+    if (bytes.compare(0, bytes.size(), kHeader, bytes.size()) != 0)
+      throw CorruptionError(EBADMSG, fmt::format("{} is not an mlbs journal", path));
     r.torn_bytes = bytes.size();
     return r;
   }
@@ -116,6 +122,11 @@ Journal::Journal(std::string path, std::uint64_t valid_bytes) : path_(std::move(
       throw IoError(err, fmt::format("cannot initialise journal {}", path_));
     }
     end_ = kHeaderBytes;
+    // The journal's own folder entry must be durable before any put is.
+    if (int err = tiers::sync_directory(std::filesystem::path(path_).parent_path())) {
+      ::close(fd_);
+      throw IoError(err, fmt::format("cannot fsync the folder of journal {}", path_));
+    }
   } else {
     if (::ftruncate(fd_, static_cast<off_t>(valid_bytes)) != 0) {
       int err = errno;

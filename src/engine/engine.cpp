@@ -784,8 +784,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   if (find(store, id) || s.pending.count(id))
     throw DuplicateIdError(EEXIST, "record already written (erase it before writing it again)",
                            ctx(store, id));
-  const std::uint64_t slot_bytes = detail::round_up_block(bytes);
-  if (slot_bytes > pool_.capacity())
+  if (bytes > pool_.capacity() || detail::round_up_block(bytes) > pool_.capacity())
     throw CapacityError(ENOSPC,
                         fmt::format("record of {} is larger than the DRAM budget of {}",
                                     format_bytes(bytes), format_bytes(pool_.capacity())),
@@ -798,6 +797,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
                                       format_bytes(bytes)),
                           {s.name, id, tiers_[last()].backend->label()});
   }
+  const std::uint64_t slot_bytes = detail::round_up_block(bytes);
   s.pending.emplace(id, slot_bytes);
   pending_bytes_ += slot_bytes;
   last_write_bytes_ = slot_bytes;

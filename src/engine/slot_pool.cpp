@@ -87,8 +87,8 @@ SlotPool::SlotPool(std::uint64_t capacity_bytes)
 SlotPool::~SlotPool() = default;
 
 std::optional<Block> SlotPool::allocate(std::size_t bytes) {
+  if (!fits(bytes)) return std::nullopt;
   const std::size_t cap = round_up_block(bytes);
-  if (cap > capacity_ - used_) return std::nullopt;
   used_ += cap;
   if (cap == 0) return Block{};
   if (auto it = spares_.find(cap); it != spares_.end()) {

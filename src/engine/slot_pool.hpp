@@ -34,7 +34,8 @@ class SlotPool {
   std::uint64_t used_bytes() const noexcept { return used_; }
   std::uint64_t free_bytes() const noexcept { return capacity_ - used_; }
   bool fits(std::size_t bytes) const noexcept {
-    return detail::round_up_block(bytes) <= capacity_ - used_;
+    // Compare before rounding: rounding a huge request up would wrap around.
+    return bytes <= capacity_ - used_ && detail::round_up_block(bytes) <= capacity_ - used_;
   }
 
   /// A block of at least `bytes` counted against the budget, or nullopt if

@@ -16,6 +16,14 @@ std::string object_file_name(std::uint64_t id, std::uint64_t generation) {
   return fmt::format("{:016x}-{:x}.rec", id, generation);
 }
 
+int sync_directory(const fs::path& dir) noexcept {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
 namespace {
 
 class FileWriter final : public ObjectWriter {
@@ -49,6 +57,10 @@ class FileWriter final : public ObjectWriter {
       fail(errno, "cannot close");
     }
     fd_ = -1;
+    // A durable file must also be findable after a crash: sync its folder entry.
+    if (durable) {
+      if (int err = sync_directory(path_.parent_path())) fail(err, "cannot fsync the folder of");
+    }
     committed_ = true;
   }
 
@@ -71,16 +83,25 @@ class FileReader final : public ObjectReader {
       : tier_(tier), store_(ref.store), space_(ref.space), id_(ref.id), path_(std::move(path)) {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) fail(errno, "cannot open");
+    // A throwing constructor runs no destructor: close before every throw.
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail(errno, "cannot stat");
-    if (static_cast<std::uint64_t>(st.st_size) != size)
+    if (::fstat(fd_, &st) != 0) {
+      const int err = errno;
+      close_fd();
+      fail(err, "cannot stat");
+    }
+    if (static_cast<std::uint64_t>(st.st_size) != size) {
+      close_fd();
       throw SizeMismatchError(EMSGSIZE,
                               fmt::format("{} holds {} bytes, the catalog says {}",
                                           path_.string(), st.st_size, size),
                               {store_, id_, tier_.label()});
+    }
   }
-  ~FileReader() override {
+  ~FileReader() override { close_fd(); }
+  void close_fd() noexcept {
     if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
   }
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
     while (bytes > 0) {
@@ -110,8 +131,18 @@ class FileReader final : public ObjectReader {
 
 }  // namespace
 
+namespace {
+// "/nvme/run/" and "/nvme/run" are the same tier: keep the form whose
+// parent_path() is the parent folder.
+fs::path normalised(const std::string& path) {
+  fs::path p = fs::path(path).lexically_normal();
+  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+  return p;
+}
+}  // namespace
+
 DirectoryBackend::DirectoryBackend(int index, const Tier& desc)
-    : Backend(index, desc), root_(desc.path) {}
+    : Backend(index, desc), root_(normalised(desc.path)) {}
 
 fs::path DirectoryBackend::object_path(const ObjectRef& ref) const {
   return root_ / ref.space / object_file_name(ref.id, ref.generation);
@@ -138,8 +169,9 @@ void DirectoryBackend::do_probe() {
 void DirectoryBackend::do_create_space(const std::string& space) {
   fs::path dir = root_ / space;
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  const bool fresh = fs::create_directories(dir, ec);
   if (ec) fail(ec.value(), fmt::format("cannot create {}", dir.string()), nullptr);
+  if (fresh) sync_directory(root_);  // the space must survive a crash as its files do
 }
 
 void DirectoryBackend::do_remove_space(const std::string& space) noexcept {

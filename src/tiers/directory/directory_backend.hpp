@@ -26,6 +26,9 @@ class DirectoryBackend final : public Backend {
   std::filesystem::path root_;
 };
 
+/// fsync of a folder, so entries created in it survive a crash; 0 or errno.
+int sync_directory(const std::filesystem::path& dir) noexcept;
+
 /// "<id>-<generation>.rec" in lower-case hex.
 std::string object_file_name(std::uint64_t id, std::uint64_t generation);
 
