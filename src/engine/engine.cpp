@@ -243,7 +243,8 @@ void Engine::refresh_placement() {
 
   std::vector<PlacementItem> items;
   items.reserve(ranked_.size());
-  for (Record* r : ranked_) items.push_back({r->size, detail::round_up_block(r->size), r->avoid});
+  for (Record* r : ranked_)
+    items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, 0)});
   // DRAM keeps headroom for the writes in progress (at least one record), so
   // a writer finds a clean slot to take instead of waiting for a copy down.
   const std::uint64_t headroom = std::max(pending_bytes_, last_write_bytes_);

@@ -21,6 +21,12 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     if (it.mem_bytes <= mem_left && !(it.avoid_mask & 1u)) {
       p.in_memory[i] = true;
       mem_left -= it.mem_bytes;
+      if (it.file_copy > 0 && static_cast<std::size_t>(it.file_copy) < left.size()) {
+        std::uint64_t& l = left[it.file_copy];
+        if (l != kUnlimited) l -= std::min(l, it.bytes);
+        p.dir_tier[i] = it.file_copy;
+        continue;
+      }
     }
     for (std::size_t t = 1; t < left.size(); ++t) {
       if ((it.avoid_mask >> t) & 1u) continue;

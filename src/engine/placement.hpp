@@ -12,6 +12,10 @@ struct PlacementItem {
   std::uint64_t bytes = 0;       ///< record size on file tiers
   std::uint64_t mem_bytes = 0;   ///< size of its DRAM slot (block-rounded)
   std::uint32_t avoid_mask = 0;  ///< tiers that failed for this record
+  /// File tier already holding a copy, or -1. A record placed in DRAM keeps
+  /// that copy rather than taking room in a faster file tier: it will be read
+  /// from DRAM, so the faster tier's room is better spent on the records after it.
+  int file_copy = -1;
 };
 
 struct Placement {
@@ -23,6 +27,7 @@ struct Placement {
 /// `mem_capacity`; file tiers (indices 1..n-1 of `tier_capacity`, 0 = unlimited)
 /// hold every record exclusively, soonest-used in the fastest tier with room.
 /// A record larger than what is left of a tier skips it; so do avoided tiers.
+/// A record placed in DRAM that already has a file copy stays in that tier.
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity);
 

@@ -135,3 +135,19 @@ TEST(Placement, FifoShapedSplit) {
 }
 
 }  // namespace
+
+namespace {
+// A record placed in DRAM keeps the file copy it has and leaves the faster
+// file tier's room to the records after it.
+TEST(Placement, DramRecordKeepsItsFileCopy) {
+  std::vector<mlbs::engine::PlacementItem> ranked = {
+      {4096, 4096, 0, 2},   // soonest, in DRAM with a copy on the slow tier
+      {4096, 4096, 0, -1},  // next: does not fit DRAM, takes the fast tier
+  };
+  auto p = mlbs::engine::place(ranked, 4096, {0, 4096, 0});
+  EXPECT_TRUE(p.in_memory[0]);
+  EXPECT_EQ(p.dir_tier[0], 2);
+  EXPECT_FALSE(p.in_memory[1]);
+  EXPECT_EQ(p.dir_tier[1], 1);
+}
+}  // namespace
