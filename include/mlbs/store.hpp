@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "mlbs/detail/block.hpp"
@@ -35,8 +36,15 @@ class Store {
   /// A store named `name` with a working buffer of n value-initialised elements.
   /// In persistent mode an existing store of that name is recovered.
   Store(Runtime& rt, std::string name, size_type n = 0) : core_(rt, std::move(name)) { resize(n); }
-  Store(Store&&) noexcept = default;
-  Store& operator=(Store&&) noexcept = default;
+  /// A moved-from store is empty and can only be destroyed or assigned to.
+  Store(Store&& o) noexcept
+      : core_(std::move(o.core_)), buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)) {}
+  Store& operator=(Store&& o) noexcept {
+    core_ = std::move(o.core_);
+    buf_ = std::move(o.buf_);
+    size_ = std::exchange(o.size_, 0);
+    return *this;
+  }
 
   // --- vector-like working buffer -------------------------------------------
   T* data() noexcept { return reinterpret_cast<T*>(buf_.data()); }

@@ -163,7 +163,7 @@ StoreState& Engine::store_ref(std::uint32_t store) {
 
 Record* Engine::find(std::uint32_t store, std::uint64_t id) {
   auto it = records_.find({store, id});
-  return it == records_.end() || it->second->retired ? nullptr : it->second.get();
+  return it == records_.end() ? nullptr : it->second.get();
 }
 
 Record& Engine::get(std::uint32_t store, std::uint64_t id) {
@@ -189,6 +189,11 @@ int Engine::fastest_copy(const Record& r, int except) const {
 
 bool Engine::needs_persist(const Record& r) const {
   return persistent() && !(r.copies & bit(last())) && !(r.avoid & bit(last()));
+}
+
+void Engine::note_peak(int t) {
+  const std::uint64_t used = t == 0 ? pool_.used_bytes() : tiers_[t].used;
+  tiers_[t].stats.peak_used_bytes = std::max(tiers_[t].stats.peak_used_bytes, used);
 }
 
 std::uint64_t Engine::tier_free(int t) const {
@@ -232,11 +237,10 @@ void Engine::refresh_placement() {
   ranking_dirty_ = false;
   ranked_.clear();
   ranked_.reserve(records_.size());
-  for (auto& [k, r] : records_)
-    if (!r->retired) {
-      r->rank = rank_of(*r);
-      ranked_.push_back(r.get());
-    }
+  for (auto& [k, r] : records_) {
+    r->rank = rank_of(*r);
+    ranked_.push_back(r.get());
+  }
   std::sort(ranked_.begin(), ranked_.end(), [](const Record* a, const Record* b) {
     return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
   });
@@ -271,8 +275,7 @@ void Engine::refresh_placement() {
   for (Record* r : ranked_)
     for (int t = 0; t < last(); ++t) {
       if (!(r->copies & bit(t))) continue;
-      const bool is_dirty = persistent() ? !(r->copies & bit(last()))
-                                         : (r->copies & ~(bit(t + 1) - 1)) == bit(t);
+      const bool is_dirty = persistent() ? !(r->copies & bit(last())) : (r->copies >> (t + 1)) == 0;
       if (is_dirty) dirty[t] += r->size;
     }
   for (int t = 0; t < last(); ++t) {
@@ -335,18 +338,32 @@ void Engine::drop_copy(Record& r, int t) {
 }
 
 void Engine::retire(Record& r) {
-  if (r.busy) {  // the helper finishes the copy, then complete() retires it
-    r.retired = true;
-    ranking_dirty_ = true;
+  if (!r.busy && r.pins == 0) {
+    erase_record(r);
     return;
   }
-  erase_record(r);
+  // A helper is copying it or a reader copies out of its slot: take it out
+  // of the catalog now (its id is free for a new write) and let the last
+  // user finish it.
+  auto it = records_.find({r.store, r.id});
+  r.retired = true;
+  retiring_.push_back(std::move(it->second));
+  records_.erase(it);
+  touch();
+}
+
+void Engine::settle(Record& r) {
+  if (r.retired && !r.busy && r.pins == 0) erase_record(r);
 }
 
 void Engine::erase_record(Record& r) {
   for (int t = 0; t <= last(); ++t)
     if (r.copies & bit(t)) drop_copy(r, t);
-  records_.erase({r.store, r.id});
+  if (r.retired) {
+    std::erase_if(retiring_, [&](const std::unique_ptr<Record>& p) { return p.get() == &r; });
+  } else {
+    records_.erase({r.store, r.id});
+  }
   touch();
 }
 
@@ -420,10 +437,10 @@ std::optional<Engine::Op> Engine::plan() {
       auto block = pool_.allocate(r.size);
       if (!block) return std::optional<Op>{};
       op.block = std::move(*block);
+      note_peak(0);
     } else {
       tiers_[dst].used += r.size;
-      tiers_[dst].stats.peak_used_bytes =
-          std::max(tiers_[dst].stats.peak_used_bytes, tiers_[dst].used);
+      note_peak(dst);
     }
     r.busy = true;
     return std::optional<Op>{std::move(op)};
@@ -633,7 +650,7 @@ void Engine::complete(Op& op, std::exception_ptr err, std::uint64_t ns) {
     if (op.dst > 0 && tiers_[op.dst].full_latched && tier_free(op.dst) > 0)
       tiers_[op.dst].full_latched = false;
   }
-  if (r.retired) erase_record(r);
+  settle(r);
 }
 
 // ============================================================================
@@ -696,16 +713,18 @@ void Engine::recover(std::uint32_t index) {
         reader->read(off, buf.data(), n);
         sum.update(buf.data(), n);
       }
-      ok = !cfg_.checksums || sum.digest() == e.checksum;
-      if (!ok) ++counters_.checksum_failures;
-    } catch (const std::exception& ex) {
+      if (cfg_.checksums && sum.digest() != e.checksum) {
+        ok = false;
+        std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: checksum mismatch\n",
+                     s.name.c_str(), static_cast<unsigned long long>(id));
+      }
+    } catch (const std::exception& ex) {  // missing, short or unreadable file
       ok = false;
       std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: %s\n", s.name.c_str(),
                    static_cast<unsigned long long>(id), ex.what());
     }
     if (!ok) {
-      std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: checksum mismatch\n",
-                   s.name.c_str(), static_cast<unsigned long long>(id));
+      ++counters_.checksum_failures;  // counts every record that failed verification
       continue;
     }
     auto r = std::make_unique<Record>();
@@ -757,8 +776,12 @@ void Engine::close_store(std::uint32_t index) noexcept {
   auto settled = [&] {
     for (auto& [k, r] : records_)
       if (k.store == index) return false;
+    for (const auto& r : retiring_)
+      if (r->store == index) return false;
+    // Queued removals include the last tier's journal erases: the store (and
+    // its LOCK) must not be let go before they are done.
     for (const Op& op : removals_)
-      if (op.store_name == s.name && op.space == s.space) return false;
+      if (op.store_name == s.name) return false;
     return inflight_ == 0 || stopping_;
   };
   if (!stopping_) state_cv_.wait_until(lock, deadline, settled);
@@ -837,6 +860,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
     counters_.write_block_ns += elapsed_ns(wait_start);
     ++counters_.write_stalls;
   }
+  note_peak(0);
   lock.unlock();
   const auto copy_start = Clock::now();
   if (bytes) std::memcpy(block->data(), data, bytes);
@@ -876,9 +900,12 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
     r->demand = true;
     touch();
     const auto wait_start = Clock::now();
+    // Also wake when the helpers are idle and the record is still not in
+    // DRAM: no room can be made there, so it is read directly (below).
     state_cv_.wait(lock, [&] {
       r = find(store, id);
-      return !r || (r->copies & bit(0)) || r->error || stopping_ || !pending_errors_.empty();
+      return !r || (r->copies & bit(0)) || r->error || stopping_ || !pending_errors_.empty() ||
+             (idle_version_ == version_ && inflight_ == 0 && !r->busy);
     });
     counters_.read_block_ns += elapsed_ns(wait_start);
     ++counters_.read_stalls;
@@ -886,7 +913,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
     r->demand = false;
     ranking_dirty_ = true;
     if (r->error) std::rethrow_exception(r->error);
-    if (!(r->copies & bit(0))) raise_pending();
+    if (stopping_ || !pending_errors_.empty()) raise_pending();
   }
   // The schedule's bookkeeping: this use is consumed.
   ++s.consumed[id];
@@ -895,12 +922,19 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   last_write_bytes_ = 0;
   r->last_use = ++clock_;
   ++counters_.reads;
-  tiers_[0].stats.bytes_out += r->size;
-  ++tiers_[0].stats.ops_out;
   const bool used_again = cfg_.schedule.kind == Schedule::Kind::explicit_order &&
                           rank_of(*r) < (1ull << 62);
   const bool release = !persistent() && !used_again;
   const std::size_t size = r->size;
+  if (!(r->copies & bit(0))) {
+    read_direct(lock, *r, buf);
+    if (release && !r->retired) retire(*r);
+    settle(*r);
+    touch();
+    return size;
+  }
+  tiers_[0].stats.bytes_out += r->size;
+  ++tiers_[0].stats.ops_out;
   // O(1) delivery: hand the slot itself to the store when no one else needs it.
   const bool can_take = !r->busy && r->pins == 0 && buf.capacity() == r->slot.capacity() &&
                         (release || (persistent() && r->journaled));
@@ -922,9 +956,48 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   if (size) std::memcpy(buf.data(), r->slot.data(), size);
   lock.lock();
   --r->pins;
-  if (release) retire(*r);
+  if (release && !r->retired) retire(*r);
+  settle(*r);
   touch();
   return size;
+}
+
+void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
+  // Marked busy like a helper's copy, so no copy of it is dropped meanwhile.
+  const int src = fastest_copy(r);
+  r.busy = true;
+  const std::string space = space_for(stores_[r.store], src);
+  const std::string store_name = stores_[r.store].name;
+  const bool verify = cfg_.checksums && r.has_checksum;
+  lock.unlock();
+  const auto start = Clock::now();
+  std::exception_ptr err;
+  try {
+    if (buf.capacity() < r.size) buf = detail::Block::allocate(r.size);
+    auto reader = tiers_[src].backend->open({space, r.id, r.gen, store_name}, r.size);
+    for (std::uint64_t off = 0; off < r.size; off += cfg_.io_chunk_bytes) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.io_chunk_bytes, r.size - off));
+      reader->read(off, buf.data() + off, n);
+    }
+    if (verify && catalog::checksum(buf.data(), r.size) != r.checksum)
+      throw CorruptionError(EBADMSG, "checksum mismatch on a direct read",
+                            {store_name, r.id, tiers_[src].backend->label()});
+  } catch (...) {
+    err = std::current_exception();
+  }
+  const std::uint64_t ns = elapsed_ns(start);
+  lock.lock();
+  r.busy = false;
+  TierStats& st = tiers_[src].stats;
+  st.busy_ns += ns;
+  if (err) {
+    settle(r);
+    touch();
+    std::rethrow_exception(err);
+  }
+  st.bytes_out += r.size;
+  ++st.ops_out;
+  ++counters_.direct_reads;
 }
 
 bool Engine::contains(std::uint32_t store, std::uint64_t id) {
@@ -948,7 +1021,7 @@ std::vector<std::uint64_t> Engine::ids(std::uint32_t store) {
   store_ref(store);
   std::vector<std::uint64_t> out;
   for (auto& [k, r] : records_)
-    if (k.store == store && !r->retired) out.push_back(k.id);
+    if (k.store == store) out.push_back(k.id);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -962,7 +1035,7 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
   auto done = [&] {
     if (stopping_) return true;
     for (auto& [k, r] : records_) {
-      if (k.store != store || r->retired || r->gen > limit || r->journaled) continue;
+      if (k.store != store || r->gen > limit || r->journaled) continue;
       if (r->avoid & bit(last())) {
         failure = r->error ? r->error
                            : std::make_exception_ptr(IoError(EIO, "record could not be made durable",
@@ -1020,7 +1093,6 @@ Stats Engine::stats() {
   s.live_records = 0;
   std::vector<std::uint64_t> copies(tiers_.size(), 0);
   for (auto& [k, r] : records_) {
-    if (r->retired) continue;
     ++s.live_records;
     for (int t = 0; t <= last(); ++t)
       if (r->copies & bit(t)) ++copies[t];

@@ -40,7 +40,7 @@ struct Record {
   detail::Block slot;               ///< the DRAM copy when copies & bit(0)
   std::uint64_t last_use = 0;       ///< LRU clock (unknown schedule)
   bool busy = false;                ///< a helper is copying it
-  bool retired = false;             ///< released/erased while busy: finish when idle
+  bool retired = false;             ///< released/erased while busy or pinned: finish when idle
   bool demand = false;              ///< a read waits for it
   bool journaled = false;           ///< persistent: durable on the last tier
   int pins = 0;                     ///< readers copying out of its slot
@@ -127,6 +127,9 @@ class Engine {
   void helper_loop(std::stop_token st, unsigned index);
   std::optional<Op> plan();
   void execute(Op& op, detail::Block& staging);
+  /// Reads a record from its fastest file copy straight into `buf`, for a
+  /// read that no DRAM room can be made for.
+  void read_direct(Lock& lock, Record& r, detail::Block& buf);
   void complete(Op& op, std::exception_ptr err, std::uint64_t elapsed_ns);
 
   // --- catalog and placement ---
@@ -138,8 +141,10 @@ class Engine {
   bool ensure_mem_room(std::size_t bytes, const Record* except);
   bool ensure_tier_room(int tier, std::uint64_t bytes, const Record* except);
   std::uint64_t tier_free(int tier) const;
+  void note_peak(int tier);
   void drop_copy(Record& r, int tier);
-  void retire(Record& r);
+  void retire(Record& r);       ///< out of the catalog now; copies go once no one uses it
+  void settle(Record& r);       ///< finishes a retired record nobody uses any more
   void erase_record(Record& r);
   int fastest_copy(const Record& r, int except = -1) const;
   bool needs_persist(const Record& r) const;
@@ -167,6 +172,8 @@ class Engine {
   std::vector<TierState> tiers_;
   std::deque<StoreState> stores_;  ///< deque: references stay valid as stores open
   std::unordered_map<Key, std::unique_ptr<Record>, KeyHash> records_;
+  /// Retired records a helper or reader still uses; their id may be reused at once.
+  std::vector<std::unique_ptr<Record>> retiring_;
   std::vector<Record*> ranked_;       ///< soonest next use first
   bool ranking_dirty_ = true;
   std::deque<Op> removals_;

@@ -21,9 +21,10 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     if (it.mem_bytes <= mem_left && !(it.avoid_mask & 1u)) {
       p.in_memory[i] = true;
       mem_left -= it.mem_bytes;
-      if (it.file_copy > 0 && static_cast<std::size_t>(it.file_copy) < left.size()) {
-        std::uint64_t& l = left[it.file_copy];
-        if (l != kUnlimited) l -= std::min(l, it.bytes);
+      // Keep the file copy where it is, if that tier still has room for it.
+      if (it.file_copy > 0 && static_cast<std::size_t>(it.file_copy) < left.size() &&
+          !((it.avoid_mask >> it.file_copy) & 1u) && it.bytes <= left[it.file_copy]) {
+        if (left[it.file_copy] != kUnlimited) left[it.file_copy] -= it.bytes;
         p.dir_tier[i] = it.file_copy;
         continue;
       }

@@ -151,3 +151,17 @@ TEST(Placement, DramRecordKeepsItsFileCopy) {
   EXPECT_EQ(p.dir_tier[1], 1);
 }
 }  // namespace
+
+namespace {
+// A DRAM record's file copy stays only while its tier has room left for it:
+// placement never plans a tier beyond its quota.
+TEST(Placement, KeptFileCopyRespectsTheQuota) {
+  std::vector<mlbs::engine::PlacementItem> ranked = {
+      {3000, 4096, 0, -1},  // soonest, DRAM only: takes the fast tier
+      {2000, 4096, 0, 1},   // in DRAM with a fast copy: no room left for it there
+  };
+  auto p = mlbs::engine::place(ranked, 8192, {0, 4000, 0});
+  EXPECT_EQ(p.dir_tier[0], 1);
+  EXPECT_EQ(p.dir_tier[1], 2);
+}
+}  // namespace
