@@ -1,6 +1,7 @@
 // mlbs — configuration parsing and validation (DESIGN §2, §4;
 // docs/configuration.md is the user-facing reference).
 #include "mlbs/config.hpp"
+#include "tiers/registry.hpp"
 
 #include <algorithm>
 #include <array>
@@ -314,7 +315,9 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
         fail(name + ".bandwidth", "bandwidth caps apply to file tiers, not to the memory tier");
     } else if (tier.kind == "memory") {
       fail(name + ".kind", "only the first tier may be a memory tier");
-    } else if (tier.kind != "directory") {
+    } else if (const auto kinds = tiers::registered_kinds();
+               std::find(kinds.begin(), kinds.end(), tier.kind) == kinds.end()) {
+      // Backends register by name; the file tiers built in are "directory".
       fail(name + ".kind", fmt::format("unknown tier kind '{}' (expected directory)", tier.kind));
     } else {
       if (tier.path.empty()) fail(name + ".path", "a directory tier needs a path");

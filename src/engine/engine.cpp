@@ -113,7 +113,10 @@ void Engine::shutdown() noexcept {
     Op op = std::move(removals_.front());
     removals_.pop_front();
     try {
-      if (op.journal) op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
+      if (op.journal) {  // the erase is durable before the file goes
+        op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
+        op.journal->sync();
+      }
       tiers_[op.tier].backend->remove({op.space, op.id, op.gen, op.store_name});
     } catch (const std::exception& e) {
       std::fprintf(stderr, "mlbs: %s\n", e.what());
@@ -329,7 +332,10 @@ void Engine::drop_copy(Record& r, int t) {
     rm.store_name = stores_[r.store].name;
     rm.id = r.id;
     rm.gen = r.gen;
-    if (persistent() && t == last() && r.journaled) rm.journal = stores_[r.store].journal;
+    if (persistent() && t == last() && r.journaled) {
+      rm.journal = stores_[r.store].journal;
+      ++stores_[r.store].journal_erases;
+    }
     removals_.push_back(std::move(rm));
   }
   ++version_;
@@ -592,6 +598,9 @@ void Engine::execute(Op& op, detail::Block& staging) {
 void Engine::complete(Op& op, std::exception_ptr err, std::uint64_t ns) {
   if (op.kind == Op::Kind::remove) {
     if (err) pending_errors_.push_back(err);
+    if (op.journal)
+      for (StoreState& s : stores_)
+        if (s.journal == op.journal) --s.journal_erases;
     return;
   }
   Record& r = *op.rec;
@@ -701,6 +710,8 @@ void Engine::recover(std::uint32_t index) {
                          {s.name, {}, pt.label()});
   const std::string journal_path = dir + "/journal.mlbs";
   catalog::JournalReplay replay = catalog::replay_journal(journal_path);
+  // Generations name files: never hand out one the journal has seen.
+  for (const auto& e : replay.entries) next_gen_ = std::max(next_gen_, e.generation + 1);
   std::vector<std::byte> buf(std::min<std::uint64_t>(cfg_.io_chunk_bytes, 1 << 20));
   for (const auto& [id, e] : replay.live) {
     // Verified eagerly: what ids() lists is readable and byte-exact.
@@ -928,9 +939,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   const std::size_t size = r->size;
   if (!(r->copies & bit(0))) {
     read_direct(lock, *r, buf);
-    if (release && !r->retired) retire(*r);
-    settle(*r);
-    touch();
+    finish_read(*r, release);
     return size;
   }
   tiers_[0].stats.bytes_out += r->size;
@@ -956,10 +965,17 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   if (size) std::memcpy(buf.data(), r->slot.data(), size);
   lock.lock();
   --r->pins;
-  if (release && !r->retired) retire(*r);
-  settle(*r);
-  touch();
+  finish_read(*r, release);
   return size;
+}
+
+void Engine::finish_read(Record& r, bool release) {
+  // Either may free `r`: nothing touches it afterwards.
+  if (release && !r.retired)
+    retire(r);
+  else
+    settle(r);
+  touch();
 }
 
 void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
@@ -1034,6 +1050,11 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
   std::exception_ptr failure;
   auto done = [&] {
     if (stopping_) return true;
+    // Erases acknowledged before the flush are part of the barrier: their
+    // journal entries must be durable too (a retiring record's comes later).
+    if (stores_[store].journal_erases) return false;
+    for (const auto& r : retiring_)
+      if (r->store == store && r->journaled && (r->copies & bit(last()))) return false;
     for (auto& [k, r] : records_) {
       if (k.store != store || r->gen > limit || r->journaled) continue;
       if (r->avoid & bit(last())) {

@@ -62,6 +62,7 @@ struct StoreState {
   std::unordered_map<std::uint64_t, std::uint64_t> pending;   ///< writes in progress: id -> bytes
   std::shared_ptr<catalog::Journal> journal;
   int lock_fd = -1;
+  unsigned journal_erases = 0;     ///< erase entries queued or being written: flush() waits for them
 };
 
 class Engine {
@@ -130,6 +131,8 @@ class Engine {
   /// Reads a record from its fastest file copy straight into `buf`, for a
   /// read that no DRAM room can be made for.
   void read_direct(Lock& lock, Record& r, detail::Block& buf);
+  /// After a reader is done with `r`: release it (scratch) or finish it if retired.
+  void finish_read(Record& r, bool release);
   void complete(Op& op, std::exception_ptr err, std::uint64_t elapsed_ns);
 
   // --- catalog and placement ---
