@@ -26,37 +26,64 @@ int sync_directory(const fs::path& dir) noexcept {
 
 namespace {
 
-class FileWriter final : public ObjectWriter {
- public:
-  FileWriter(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path)
-      : tier_(tier), store_(ref.store), space_(ref.space), id_(ref.id), path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail(errno, "cannot create");
-  }
-  ~FileWriter() override {
+/// What a file writer and reader share: the descriptor, the names errors
+/// need, and the loop that moves all bytes through pread/pwrite.
+class FileObject {
+ protected:
+  FileObject(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path)
+      : tier_(tier), store_(ref.store), space_(ref.space), id_(ref.id), path_(std::move(path)) {}
+  ~FileObject() { close_fd(); }
+  void close_fd() noexcept {
     if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
+    fd_ = -1;
   }
-  void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+  [[noreturn]] void fail(int err, const char* what) {
+    ObjectRef ref{space_, id_, 0, store_};
+    tier_.fail(err, fmt::format("{} {}", what, path_.string()), &ref);
+  }
+  /// Transfers exactly `bytes`, resuming after short transfers and EINTR.
+  template <class Syscall, class Ptr>
+  void transfer(Syscall syscall, Ptr data, std::size_t bytes, std::uint64_t offset, const char* what,
+                const char* at_eof) {
     while (bytes > 0) {
-      ssize_t n = ::pwrite(fd_, data, bytes, static_cast<off_t>(offset));
+      ssize_t n = syscall(fd_, data, bytes, static_cast<off_t>(offset));
       if (n < 0) {
         if (errno == EINTR) continue;
-        fail(errno, "cannot write");
+        fail(errno, what);
       }
-      if (n == 0) fail(EIO, "wrote nothing to");
+      if (n == 0) fail(EIO, at_eof);
       data += n;
       offset += static_cast<std::uint64_t>(n);
       bytes -= static_cast<std::size_t>(n);
     }
   }
+
+  const DirectoryBackend& tier_;
+  std::string store_, space_;
+  std::uint64_t id_;
+  fs::path path_;
+  int fd_ = -1;
+};
+
+class FileWriter final : public ObjectWriter, FileObject {
+ public:
+  FileWriter(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path)
+      : FileObject(tier, ref, std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail(errno, "cannot create");
+  }
+  ~FileWriter() override {
+    close_fd();
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    transfer(::pwrite, data, bytes, offset, "cannot write", "wrote nothing to");
+  }
   void commit(bool durable) override {
     if (durable && ::fdatasync(fd_) != 0) fail(errno, "cannot fdatasync");
-    if (::close(fd_) != 0) {
-      fd_ = -1;
-      fail(errno, "cannot close");
-    }
+    const int rc = ::close(fd_);
     fd_ = -1;
+    if (rc != 0) fail(errno, "cannot close");
     // A durable file must also be findable after a crash: sync its folder entry.
     if (durable) {
       if (int err = sync_directory(path_.parent_path())) fail(err, "cannot fsync the folder of");
@@ -65,22 +92,13 @@ class FileWriter final : public ObjectWriter {
   }
 
  private:
-  [[noreturn]] void fail(int err, const char* what) {
-    ObjectRef ref{space_, id_, 0, store_};
-    tier_.fail(err, fmt::format("{} {}", what, path_.string()), &ref);
-  }
-  const DirectoryBackend& tier_;
-  std::string store_, space_;
-  std::uint64_t id_;
-  fs::path path_;
-  int fd_ = -1;
   bool committed_ = false;
 };
 
-class FileReader final : public ObjectReader {
+class FileReader final : public ObjectReader, FileObject {
  public:
   FileReader(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path, std::uint64_t size)
-      : tier_(tier), store_(ref.store), space_(ref.space), id_(ref.id), path_(std::move(path)) {
+      : FileObject(tier, ref, std::move(path)) {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) fail(errno, "cannot open");
     // A throwing constructor runs no destructor: close before every throw.
@@ -98,35 +116,9 @@ class FileReader final : public ObjectReader {
                               {store_, id_, tier_.label()});
     }
   }
-  ~FileReader() override { close_fd(); }
-  void close_fd() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
-    while (bytes > 0) {
-      ssize_t n = ::pread(fd_, data, bytes, static_cast<off_t>(offset));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        fail(errno, "cannot read");
-      }
-      if (n == 0) fail(EIO, "unexpected end of file in");
-      data += n;
-      offset += static_cast<std::uint64_t>(n);
-      bytes -= static_cast<std::size_t>(n);
-    }
+    transfer(::pread, data, bytes, offset, "cannot read", "unexpected end of file in");
   }
-
- private:
-  [[noreturn]] void fail(int err, const char* what) {
-    ObjectRef ref{space_, id_, 0, store_};
-    tier_.fail(err, fmt::format("{} {}", what, path_.string()), &ref);
-  }
-  const DirectoryBackend& tier_;
-  std::string store_, space_;
-  std::uint64_t id_;
-  fs::path path_;
-  int fd_ = -1;
 };
 
 }  // namespace
