@@ -98,7 +98,10 @@ JournalReplay replay_journal(const std::string& path) {
   while (off + Journal::kEntryBytes <= bytes.size() && decode(p + off, e)) {
     r.entries.push_back(e);
     if (e.op == JournalEntry::Op::put) {
-      r.live[e.id] = e;
+      // Helpers may journal two generations of one id out of order: the
+      // newest generation is the live one.
+      auto it = r.live.find(e.id);
+      if (it == r.live.end() || it->second.generation < e.generation) r.live[e.id] = e;
     } else if (auto it = r.live.find(e.id); it != r.live.end() && it->second.generation == e.generation) {
       // An erase names the generation it removes: a newer put of the same id
       // may already stand before it in the journal.

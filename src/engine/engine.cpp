@@ -194,6 +194,14 @@ bool Engine::needs_persist(const Record& r) const {
   return persistent() && !(r.copies & bit(last())) && !(r.avoid & bit(last()));
 }
 
+bool Engine::removal_pending(int tier, const std::string& space, std::uint64_t id,
+                             std::uint64_t gen) const {
+  if (removing_.count({tier, space, id, gen})) return true;
+  return std::any_of(removals_.begin(), removals_.end(), [&](const Op& op) {
+    return op.tier == tier && op.id == id && op.gen == gen && op.space == space;
+  });
+}
+
 void Engine::note_peak(int t) {
   const std::uint64_t used = t == 0 ? pool_.used_bytes() : tiers_[t].used;
   tiers_[t].stats.peak_used_bytes = std::max(tiers_[t].stats.peak_used_bytes, used);
@@ -421,6 +429,7 @@ std::optional<Engine::Op> Engine::plan() {
   if (!removals_.empty()) {
     Op op = std::move(removals_.front());
     removals_.pop_front();
+    removing_.insert({op.tier, op.space, op.id, op.gen});
     return op;
   }
   refresh_placement();
@@ -438,6 +447,9 @@ std::optional<Engine::Op> Engine::plan() {
     op.store_name = st.name;
     if (src > 0) op.space = space_for(st, src);
     if (dst > 0) op.dst_space = space_for(st, dst);
+    // The same file name may still be due for removal (the record left this
+    // tier a moment ago): wait for that removal, or it would delete the copy.
+    if (dst > 0 && removal_pending(dst, op.dst_space, r.id, r.gen)) return std::optional<Op>{};
     if (op.persist) op.journal = st.journal;
     if (dst == 0) {
       auto block = pool_.allocate(r.size);
@@ -597,6 +609,7 @@ void Engine::execute(Op& op, detail::Block& staging) {
 
 void Engine::complete(Op& op, std::exception_ptr err, std::uint64_t ns) {
   if (op.kind == Op::Kind::remove) {
+    removing_.erase({op.tier, op.space, op.id, op.gen});
     if (err) pending_errors_.push_back(err);
     if (op.journal)
       for (StoreState& s : stores_)
@@ -621,22 +634,26 @@ void Engine::complete(Op& op, std::exception_ptr err, std::uint64_t ns) {
     else
       tiers_[op.dst].used -= r.size;
     int code = 0;
+    bool source_failed = false;  // the copy we read from is bad, not the tier we wrote to
     try {
       std::rethrow_exception(err);
     } catch (const CorruptionError&) {
       ++counters_.checksum_failures;
-      // Another copy may still be good: forget the bad one and go on.
-      if (r.copies & ~bit(op.src)) {
-        drop_copy(r, op.src);
-        err = nullptr;
-      }
+      source_failed = true;
     } catch (const Error& e) {
       code = e.error_code();
+      source_failed = op.src > 0 && e.context().tier == tiers_[op.src].backend->label();
     } catch (...) {
+    }
+    // Another copy may still be good: forget the bad one and go on.
+    if (source_failed && (r.copies & ~bit(op.src))) {
+      drop_copy(r, op.src);
+      err = nullptr;
     }
     if (err) {
       if (code == ENOSPC || code == EDQUOT) tiers_[op.dst].full_latched = true;
-      if (op.dst > 0) r.avoid |= bit(op.dst);  // placement routes around the failing tier
+      // Placement routes around the failing tier for this record.
+      if (op.dst > 0 && !source_failed) r.avoid |= bit(op.dst);
       if (op.demand || r.copies == 0 || (op.src > 0 && fastest_copy(r) < 0))
         r.error = err;  // the waiting reader gets it
       else

@@ -10,9 +10,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -145,6 +147,7 @@ class Engine {
   bool ensure_tier_room(int tier, std::uint64_t bytes, const Record* except);
   std::uint64_t tier_free(int tier) const;
   void note_peak(int tier);
+  bool removal_pending(int tier, const std::string& space, std::uint64_t id, std::uint64_t gen) const;
   void drop_copy(Record& r, int tier);
   void retire(Record& r);       ///< out of the catalog now; copies go once no one uses it
   void settle(Record& r);       ///< finishes a retired record nobody uses any more
@@ -180,6 +183,8 @@ class Engine {
   std::vector<Record*> ranked_;       ///< soonest next use first
   bool ranking_dirty_ = true;
   std::deque<Op> removals_;
+  /// Removals a helper is executing: (tier, space, id, generation).
+  std::set<std::tuple<int, std::string, std::uint64_t, std::uint64_t>> removing_;
   std::deque<std::exception_ptr> pending_errors_;
   std::uint64_t next_gen_ = 1;
   std::uint64_t clock_ = 0;
