@@ -25,6 +25,10 @@ class Error : public std::runtime_error {
   const std::string& message() const noexcept { return message_; }
   const ErrorContext& context() const noexcept { return ctx_; }
 
+ protected:
+  /// For errors whose what() is not "<message>: <strerror>" (ConfigError).
+  Error(int errno_value, std::string what, std::string message, ErrorContext ctx);
+
  private:
   int errno_;
   std::string message_;

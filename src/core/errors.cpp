@@ -30,12 +30,26 @@ Error::Error(int errno_value, std::string message, ErrorContext ctx)
       message_(std::move(message)),
       ctx_(std::move(ctx)) {}
 
+Error::Error(int errno_value, std::string what, std::string message, ErrorContext ctx)
+    : std::runtime_error(std::move(what)),
+      errno_(errno_value),
+      message_(std::move(message)),
+      ctx_(std::move(ctx)) {}
+
+namespace {
+std::string config_message(const std::string& field, const std::string& message,
+                           const std::string& source, std::uint32_t line) {
+  return fmt::format("invalid configuration: {}{}{}: {}", field,
+                     source.empty() ? "" : fmt::format(" in {}", source),
+                     line ? fmt::format(" line {}", line) : "", message);
+}
+}  // namespace
+
+// No strerror suffix: "Invalid argument" would add nothing to the field and line.
 ConfigError::ConfigError(std::string field, std::string message, std::string source,
                          std::uint32_t line)
-    : Error(EINVAL,
-            fmt::format("invalid configuration: {}{}{}: {}", field,
-                        source.empty() ? "" : fmt::format(" in {}", source),
-                        line ? fmt::format(" line {}", line) : "", message)),
+    : Error(EINVAL, "mlbs: " + config_message(field, message, source, line),
+            config_message(field, message, source, line), {}),
       field_(std::move(field)),
       source_(std::move(source)),
       line_(line) {}
