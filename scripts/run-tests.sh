@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mlbs — THE test command. Installs the build dependencies (scripts/setup.sh),
 # builds and tests the `default` preset (every test), then builds the `tsan`
-# preset and runs the engine and integration tests under ThreadSanitizer.
+# preset and runs the engine and integration tests under ThreadSanitizer, then
+# the `asan` preset (AddressSanitizer + UBSan) over every test.
 # Works from any directory. Exits non-zero if any stage fails; the last line
 # says which.
 #
@@ -9,6 +10,7 @@
 #   MLBS_TEST_TIMEOUT  per-test timeout in seconds (default 600)
 #   MLBS_TEST_JOBS     tests run in parallel (default 2)
 #   MLBS_SKIP_TSAN=1   skip the ThreadSanitizer stage (local iteration only)
+#   MLBS_SKIP_ASAN=1   skip the AddressSanitizer stage (local iteration only)
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,9 +28,9 @@ finish() {
   local elapsed=$((SECONDS - start_s))
   if ((rc == 0 && ${#failed[@]} == 0)); then
     if [[ -n $skipped ]]; then
-      echo "mlbs run-tests: PASSED (default only; tsan SKIPPED by MLBS_SKIP_TSAN) in ${elapsed}s"
+      echo "mlbs run-tests: PASSED (${skipped} SKIPPED by MLBS_SKIP_*) in ${elapsed}s"
     else
-      echo "mlbs run-tests: ALL PASSED (default + tsan) in ${elapsed}s"
+      echo "mlbs run-tests: ALL PASSED (default + tsan + asan) in ${elapsed}s"
     fi
   else
     ((${#failed[@]})) || failed=("$stage")
@@ -73,6 +75,23 @@ else
        ctest --preset tsan -L 'unit|integration' -j "$test_jobs" \
              --output-on-failure --timeout "$timeout_s"; then
     failed+=("ctest tsan")
+  fi
+fi
+
+# --- asan preset: AddressSanitizer + UBSan over every test -----------------------
+if [[ ${MLBS_SKIP_ASAN:-0} == 1 ]]; then
+  banner "asan stage skipped (MLBS_SKIP_ASAN=1)"
+  skipped="${skipped:+$skipped, }asan"
+else
+  banner "configure + build (asan)"
+  stage="build asan"
+  cmake --preset asan
+  cmake --build --preset asan
+
+  banner "ctest (asan + ubsan, all tests)"
+  stage="ctest asan"
+  if ! ctest --preset asan -j "$test_jobs" --output-on-failure --timeout "$timeout_s"; then
+    failed+=("ctest asan")
   fi
 fi
 
