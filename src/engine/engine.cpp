@@ -691,8 +691,6 @@ std::uint32_t Engine::open_store(const std::string& name) {
     if (s.open && s.name == name)
       throw StoreBusyError(EBUSY, "a store of this name is already open in this runtime",
                            {name, {}, {}});
-  static const std::uint64_t serial_base = 0;
-  (void)serial_base;
   StoreState s;
   s.name = name;
   s.space = fmt::format("{}.{}-{}.scratch", name, ::getpid(), g_runtime_serial.fetch_add(1));

@@ -29,10 +29,12 @@ Registry& registry() {
 
 }  // namespace
 
-void register_backend(const std::string& kind, Factory factory) {
+Factory register_backend(const std::string& kind, Factory factory) {
   auto& r = registry();
   std::lock_guard lock(r.mu);
+  Factory previous = std::move(r.factories[kind]);
   r.factories[kind] = std::move(factory);
+  return previous;
 }
 
 std::unique_ptr<Backend> make_backend(int index, const Tier& desc) {

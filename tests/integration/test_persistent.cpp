@@ -23,9 +23,10 @@
 
 #include "catalog/journal.hpp"
 #include "mlbs/mlbs.hpp"
+#include "support/backend_override.hpp"
 #include "support/temp_dir.hpp"
 #include "tiers/directory/directory_backend.hpp"
-#include "tiers/registry.hpp"
+#include "tiers/wrappers/wrapped.hpp"
 
 namespace {
 
@@ -202,28 +203,21 @@ Gate& gate() {
   return g;
 }
 
-class GatedBackend final : public mlbs::tiers::Backend {
+class GatedBackend final : public mlbs::tiers::WrappedBackend {
  public:
   GatedBackend(int index, const mlbs::Tier& desc)
-      : Backend(index, desc), inner_(std::make_unique<mlbs::tiers::DirectoryBackend>(index, desc)) {}
+      : WrappedBackend(std::make_unique<mlbs::tiers::DirectoryBackend>(index, desc)) {}
 
  private:
   using ObjectRef = mlbs::tiers::ObjectRef;
-  void do_probe() override { inner_->probe(); }
-  void do_create_space(const std::string& space) override { inner_->create_space(space); }
-  void do_remove_space(const std::string& space) noexcept override { inner_->remove_space(space); }
   std::unique_ptr<mlbs::tiers::ObjectWriter> do_create(const ObjectRef& ref, std::uint64_t size) override {
     gate().pass(index(), ref.id);
-    return inner_->create(ref, size);
+    return WrappedBackend::do_create(ref, size);
   }
   std::unique_ptr<mlbs::tiers::ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) override {
     gate().pass(index(), ref.id);
-    return inner_->open(ref, size);
+    return WrappedBackend::do_open(ref, size);
   }
-  void do_remove(const ObjectRef& ref) override { inner_->remove(ref); }
-  std::string do_space_path(const std::string& space) const override { return inner_->space_path(space); }
-
-  std::unique_ptr<mlbs::tiers::Backend> inner_;
 };
 
 struct OpenGateOnExit {
@@ -233,19 +227,10 @@ struct OpenGateOnExit {
 /// While alive, "directory" tiers go through GatedBackend (construct it before
 /// the Runtime; the gate is inert until armed).
 struct GatedDirectories {
-  GatedDirectories() {
-    mlbs::tiers::register_backend("directory", [](int index, const mlbs::Tier& desc) {
-      return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedBackend>(index, desc));
-    });
-  }
-  ~GatedDirectories() {
-    gate().release();
-    // Back to the built-in factory (tiers/registry.cpp registers exactly this).
-    mlbs::tiers::register_backend("directory", [](int index, const mlbs::Tier& desc) {
-      return std::unique_ptr<mlbs::tiers::Backend>(
-          std::make_unique<mlbs::tiers::DirectoryBackend>(index, desc));
-    });
-  }
+  mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc) {
+    return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedBackend>(index, desc));
+  }};
+  ~GatedDirectories() { gate().release(); }  // before the built-in factory comes back
 };
 
 // After flush() every record is durable on the last tier and its file exists under <slow>/<store>/.

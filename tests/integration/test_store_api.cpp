@@ -27,9 +27,10 @@
 #include <vector>
 
 #include "mlbs/mlbs.hpp"
+#include "support/backend_override.hpp"
 #include "support/temp_dir.hpp"
 #include "tiers/directory/directory_backend.hpp"
-#include "tiers/registry.hpp"
+#include "tiers/wrappers/wrapped.hpp"
 
 namespace {
 
@@ -625,49 +626,32 @@ TierGate& tier_gate() {
   return g;
 }
 
-class GatedDirectoryBackend final : public mlbs::tiers::Backend {
+class GatedDirectoryBackend final : public mlbs::tiers::WrappedBackend {
  public:
   GatedDirectoryBackend(int index, const mlbs::Tier& desc)
-      : Backend(index, desc), inner_(std::make_unique<mlbs::tiers::DirectoryBackend>(index, desc)) {}
+      : WrappedBackend(std::make_unique<mlbs::tiers::DirectoryBackend>(index, desc)) {}
 
  private:
   using ObjectRef = mlbs::tiers::ObjectRef;
-  void do_probe() override { inner_->probe(); }
-  void do_create_space(const std::string& space) override { inner_->create_space(space); }
-  void do_remove_space(const std::string& space) noexcept override { inner_->remove_space(space); }
   std::unique_ptr<mlbs::tiers::ObjectWriter> do_create(const ObjectRef& ref, std::uint64_t size) override {
     tier_gate().pass(TierGate::Hold::create, index(), ref.id);
-    auto w = inner_->create(ref, size);  // the file exists from here on
+    auto w = WrappedBackend::do_create(ref, size);  // the file exists from here on
     tier_gate().on_created(index(), ref.id);
     return w;
   }
-  std::unique_ptr<mlbs::tiers::ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) override {
-    return inner_->open(ref, size);
-  }
   void do_remove(const ObjectRef& ref) override {
     tier_gate().pass(TierGate::Hold::remove, index(), ref.id);
-    inner_->remove(ref);
+    WrappedBackend::do_remove(ref);
   }
-  std::string do_space_path(const std::string& space) const override { return inner_->space_path(space); }
-
-  std::unique_ptr<mlbs::tiers::Backend> inner_;
 };
 
 /// While alive, "directory" tiers go through GatedDirectoryBackend (construct
 /// it before the Runtime); the gate is inert until armed.
 struct GatedDirectories {
-  GatedDirectories() {
-    mlbs::tiers::register_backend("directory", [](int index, const mlbs::Tier& desc) {
-      return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedDirectoryBackend>(index, desc));
-    });
-  }
-  ~GatedDirectories() {
-    tier_gate().release();
-    // Back to the built-in factory (tiers/registry.cpp registers exactly this).
-    mlbs::tiers::register_backend("directory", [](int index, const mlbs::Tier& desc) {
-      return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<mlbs::tiers::DirectoryBackend>(index, desc));
-    });
-  }
+  mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc) {
+    return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedDirectoryBackend>(index, desc));
+  }};
+  ~GatedDirectories() { tier_gate().release(); }  // before the built-in factory comes back
 };
 
 // With two helpers, a record's file on a tier that one helper is removing (a

@@ -52,15 +52,12 @@ class PacedReader final : public ObjectReader {
 
 }  // namespace
 
-ThrottledBackend::ThrottledBackend(std::unique_ptr<Backend> inner, std::uint64_t bytes_per_s)
-    : Backend(inner->index(), inner->desc()), inner_(std::move(inner)), pacer_(bytes_per_s) {}
-
 std::unique_ptr<ObjectWriter> ThrottledBackend::do_create(const ObjectRef& ref, std::uint64_t size) {
-  return std::make_unique<PacedWriter>(inner_->create(ref, size), pacer_);
+  return std::make_unique<PacedWriter>(WrappedBackend::do_create(ref, size), pacer_);
 }
 
 std::unique_ptr<ObjectReader> ThrottledBackend::do_open(const ObjectRef& ref, std::uint64_t size) {
-  return std::make_unique<PacedReader>(inner_->open(ref, size), pacer_);
+  return std::make_unique<PacedReader>(WrappedBackend::do_open(ref, size), pacer_);
 }
 
 }  // namespace mlbs::tiers

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <mutex>
 
-#include "tiers/backend.hpp"
+#include "tiers/wrappers/wrapped.hpp"
 
 namespace mlbs::tiers {
 
@@ -26,22 +26,15 @@ class Pacer {
   Clock::time_point next_ = Clock::now();
 };
 
-class ThrottledBackend final : public Backend {
+class ThrottledBackend final : public WrappedBackend {
  public:
-  ThrottledBackend(std::unique_ptr<Backend> inner, std::uint64_t bytes_per_s);
+  ThrottledBackend(std::unique_ptr<Backend> inner, std::uint64_t bytes_per_s)
+      : WrappedBackend(std::move(inner)), pacer_(bytes_per_s) {}
 
  private:
-  void do_probe() override { inner_->probe(); }
-  void do_create_space(const std::string& space) override { inner_->create_space(space); }
-  void do_remove_space(const std::string& space) noexcept override { inner_->remove_space(space); }
   std::unique_ptr<ObjectWriter> do_create(const ObjectRef& ref, std::uint64_t size) override;
   std::unique_ptr<ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) override;
-  void do_remove(const ObjectRef& ref) override { inner_->remove(ref); }
-  std::string do_space_path(const std::string& space) const override {
-    return inner_->space_path(space);
-  }
 
-  std::unique_ptr<Backend> inner_;
   Pacer pacer_;
 };
 
