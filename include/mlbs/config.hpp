@@ -25,6 +25,9 @@ struct Tier {
   /// needs the room (writing every record to the slow tier would waste it).
   double high_water = 1.0;
   double low_water = 1.0;
+  /// Directory tiers: let the OS page cache keep this tier's files (see
+  /// Config::page_cache, which turns this on for every file tier).
+  bool page_cache = false;
 
   static Tier memory(std::uint64_t capacity_bytes);
   static Tier directory(std::string path, std::uint64_t capacity_bytes = 0);
@@ -59,6 +62,14 @@ struct Config {
   Layout layout = Layout::file_per_record;
   std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite
   unsigned shutdown_timeout_ms = 60000;       ///< bound on draining at destruction
+  /// false (default): directory tiers keep their files out of the OS page
+  /// cache, as a run whose data far exceeds RAM would find them: a file is
+  /// fdatasync'ed and dropped from the cache (POSIX_FADV_DONTNEED) once
+  /// written, and dropped again once read, so every transfer meets the device.
+  /// true: leave the page cache alone for every file tier (faster on small
+  /// runs, but timings then measure memory, not the tiers). Tier::page_cache
+  /// does the same for one tier.
+  bool page_cache = false;
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.
   static Config from_file(const std::string& path);
@@ -66,7 +77,7 @@ struct Config {
   static Config from_toml(std::string_view text, const std::string& source = "<string>");
   /// Starts from MLBS_CONFIG (a TOML file) if set, else defaults, then applies
   /// MLBS_TIERS, MLBS_SCHEDULE, MLBS_DURABILITY, MLBS_HELPER_CORE,
-  /// MLBS_HELPER_THREADS, MLBS_CHECKSUMS, MLBS_IO_CHUNK.
+  /// MLBS_HELPER_THREADS, MLBS_CHECKSUMS, MLBS_IO_CHUNK, MLBS_PAGE_CACHE.
   static Config from_env();
 
   /// Checks the configuration; throws ConfigError naming the field.

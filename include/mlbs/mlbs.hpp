@@ -6,4 +6,5 @@
 #include "mlbs/runtime.hpp"
 #include "mlbs/stats.hpp"
 #include "mlbs/store.hpp"
+#include "mlbs/trace.hpp"
 #include "mlbs/version.hpp"

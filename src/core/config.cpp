@@ -313,6 +313,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
         fail(name + ".capacity", "the memory tier needs a capacity > 0 (it bounds memory use)");
       if (tier.bandwidth_bytes_per_s != 0)
         fail(name + ".bandwidth", "bandwidth caps apply to file tiers, not to the memory tier");
+      if (tier.page_cache)
+        fail(name + ".page_cache", "the page cache concerns file tiers, not the memory tier");
     } else if (tier.kind == "memory") {
       fail(name + ".kind", "only the first tier may be a memory tier");
     } else if (const auto kinds = tiers::registered_kinds();
@@ -403,6 +405,8 @@ class TomlReader {
         cfg.io_chunk_bytes = size(node, at);
       } else if (name == "shutdown_timeout_ms") {
         cfg.shutdown_timeout_ms = integer<unsigned>(node, at, 0);
+      } else if (name == "page_cache") {
+        cfg.page_cache = boolean(node, at);
       } else if (name == "tiers") {
         spec = &node;
         cfg.tiers = parse_tier_spec_at(string(node, at), at);
@@ -413,7 +417,7 @@ class TomlReader {
       } else {
         Where{name, source_, key.source().begin.line}.fail(
             "unknown key (expected schedule, durability, helper_core, helper_threads, checksums, layout, "
-            "io_chunk, shutdown_timeout_ms, tiers or [[tier]])");
+            "io_chunk, shutdown_timeout_ms, page_cache, tiers or [[tier]])");
       }
     }
     if (spec && tables)
@@ -533,9 +537,12 @@ class TomlReader {
         tier.high_water = fraction(node, at);
       } else if (field == "low_water") {
         tier.low_water = fraction(node, at);
+      } else if (field == "page_cache") {
+        tier.page_cache = boolean(node, at);
       } else {
         Where{at.field, source_, key.source().begin.line}.fail(
-            "unknown key (expected kind, capacity, path, bandwidth, block, shared, high_water or low_water)");
+            "unknown key (expected kind, capacity, path, bandwidth, block, shared, high_water, low_water or "
+            "page_cache)");
       }
     }
     return tier;
@@ -719,6 +726,8 @@ Config Config::from_env() {
         [&](const std::string& v, const Where& at) { cfg.checksums = parse_switch_at(v, at); });
   apply("MLBS_IO_CHUNK", "io_chunk",
         [&](const std::string& v, const Where& at) { cfg.io_chunk_bytes = parse_size_at(v, at); });
+  apply("MLBS_PAGE_CACHE", "page_cache",
+        [&](const std::string& v, const Where& at) { cfg.page_cache = parse_switch_at(v, at); });
 
   validate_with(cfg, loaded.origins, source);
   return std::move(cfg);

@@ -17,6 +17,7 @@
 #include "catalog/checksum.hpp"
 #include "engine/placement.hpp"
 #include "mlbs/errors.hpp"
+#include "mlbs/trace.hpp"
 #include "tiers/registry.hpp"
 
 namespace mlbs::engine {
@@ -24,9 +25,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::uint64_t elapsed_ns(Clock::time_point since) {
+std::uint64_t ns_between(Clock::time_point from, Clock::time_point to) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
+}
+
+std::uint64_t elapsed_ns(Clock::time_point since) { return ns_between(since, Clock::now()); }
+
+/// A time point as trace::now_ns() counts (the steady clock since its epoch),
+/// so spans reuse the clock reads the counters already make.
+std::uint64_t trace_ns(Clock::time_point t) {
   return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
 
 const Config& validated(const Config& cfg) {
@@ -63,7 +72,11 @@ Engine::Engine(Config cfg)
     ts.stats.path = cfg_.tiers[t].path;
     ts.stats.capacity_bytes = cfg_.tiers[t].capacity_bytes;
     if (t == 0) continue;
-    ts.backend = tiers::make_backend(static_cast<int>(t), cfg_.tiers[t]);
+    // Config::page_cache lets every file tier use the page cache; the backend
+    // reads its own tier's flag.
+    Tier desc = cfg_.tiers[t];
+    desc.page_cache = desc.page_cache || cfg_.page_cache;
+    ts.backend = tiers::make_backend(static_cast<int>(t), desc);
     ts.backend->probe();
   }
   if (cfg_.schedule.kind == Schedule::Kind::explicit_order)
@@ -200,6 +213,24 @@ bool Engine::removal_pending(int tier, const std::string& space, std::uint64_t i
   return std::any_of(removals_.begin(), removals_.end(), [&](const Op& op) {
     return op.tier == tier && op.id == id && op.gen == gen && op.space == space;
   });
+}
+
+void Engine::begin_busy(int t) {
+  if (tiers_[t].active++ == 0) tiers_[t].active_since = Clock::now();
+}
+
+void Engine::end_busy(int t) {
+  if (--tiers_[t].active == 0)
+    tiers_[t].stats.busy_ns += elapsed_ns(tiers_[t].active_since);
+}
+
+void Engine::busy_tiers(const Op& op, bool begin) {
+  auto one = [&](int t) {
+    if (t > 0) begin ? begin_busy(t) : end_busy(t);
+  };
+  if (op.kind == Op::Kind::remove) return one(op.tier);
+  one(op.src);
+  if (op.dst != op.src) one(op.dst);
 }
 
 void Engine::note_peak(int t) {
@@ -385,7 +416,8 @@ void Engine::erase_record(Record& r) {
 // the helper threads
 // ============================================================================
 
-void Engine::helper_loop(std::stop_token st, unsigned) {
+void Engine::helper_loop(std::stop_token st, unsigned index) {
+  trace::name_thread(fmt::format("helper {}", index));
   // Staging for copies between two file tiers: memory use stays bounded by
   // helper_threads * io_chunk_bytes whatever the record size.
   detail::Block staging = detail::Block::allocate(cfg_.io_chunk_bytes);
@@ -408,6 +440,7 @@ void Engine::helper_loop(std::stop_token st, unsigned) {
       continue;
     }
     ++inflight_;
+    busy_tiers(*op, true);
     lock.unlock();
     const auto start = Clock::now();
     std::exception_ptr err;
@@ -416,10 +449,12 @@ void Engine::helper_loop(std::stop_token st, unsigned) {
     } catch (...) {
       err = std::current_exception();
     }
-    const std::uint64_t ns = elapsed_ns(start);
+    const auto end = Clock::now();
+    if (trace::enabled()) trace_op(*op, start, end, err != nullptr);
     lock.lock();
     --inflight_;
-    complete(*op, err, ns);
+    busy_tiers(*op, false);
+    complete(*op, err);
     touch();
   }
 }
@@ -607,7 +642,34 @@ void Engine::execute(Op& op, detail::Block& staging) {
   }
 }
 
-void Engine::complete(Op& op, std::exception_ptr err, std::uint64_t ns) {
+void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point end, bool failed) const {
+  // "writeback 0->1", "copy 1->2", "prefetch 2->1", "demand 1->0", "remove 1",
+  // in the category of the file tier involved (a copy between two file tiers:
+  // the destination).
+  char name[64];
+  char category[16];
+  const std::string_view fail = failed ? " failed" : "";
+  std::size_t n;
+  int tier;
+  std::uint64_t bytes = 0;
+  if (op.kind == Op::Kind::remove) {
+    tier = op.tier;
+    n = fmt::format_to_n(name, sizeof name, "remove {}{}", tier, fail).size;
+  } else {
+    const char* kind = op.demand     ? "demand"
+                       : op.prefetch ? "prefetch"
+                       : op.src == 0 ? "writeback"
+                                     : "copy";
+    tier = op.dst > 0 ? op.dst : op.src;
+    bytes = op.rec->size;  // the record is busy: its size is stable
+    n = fmt::format_to_n(name, sizeof name, "{} {}->{}{}", kind, op.src, op.dst, fail).size;
+  }
+  const std::size_t c = fmt::format_to_n(category, sizeof category, "tier{}", tier).size;
+  trace::span({name, std::min(n, sizeof name)}, {category, std::min(c, sizeof category)}, trace_ns(start),
+              trace_ns(end), bytes);
+}
+
+void Engine::complete(Op& op, std::exception_ptr err) {
   if (op.kind == Op::Kind::remove) {
     removing_.erase({op.tier, op.space, op.id, op.gen});
     if (err) pending_errors_.push_back(err);
@@ -626,7 +688,6 @@ void Engine::complete(Op& op, std::exception_ptr err, std::uint64_t ns) {
     TierStats& st = tiers_[t].stats;
     (in ? st.bytes_in : st.bytes_out) += bytes;
     ++(in ? st.ops_in : st.ops_out);
-    if (t > 0) st.busy_ns += ns;
   };
   if (err) {
     if (op.dst == 0)
@@ -882,15 +943,22 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
     waited = true;
     state_cv_.wait(lock);
   }
+  Clock::time_point wait_end{};
   if (waited) {
-    counters_.write_block_ns += elapsed_ns(wait_start);
+    wait_end = Clock::now();
+    counters_.write_block_ns += ns_between(wait_start, wait_end);
     ++counters_.write_stalls;
   }
   note_peak(0);
   lock.unlock();
+  const bool tracing = trace::enabled();
+  if (tracing && waited)
+    trace::span("write blocked", "write_block", trace_ns(wait_start), trace_ns(wait_end), bytes);
   const auto copy_start = Clock::now();
   if (bytes) std::memcpy(block->data(), data, bytes);
-  const std::uint64_t copy_ns = elapsed_ns(copy_start);
+  const auto copy_end = Clock::now();
+  const std::uint64_t copy_ns = ns_between(copy_start, copy_end);
+  if (tracing) trace::span("copy into slot", "copy", trace_ns(copy_start), trace_ns(copy_end), bytes);
   lock.lock();
   unpend();
   auto r = std::make_unique<Record>();
@@ -933,8 +1001,11 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
       return !r || (r->copies & bit(0)) || r->error || stopping_ || !pending_errors_.empty() ||
              (idle_version_ == version_ && inflight_ == 0 && !r->busy);
     });
-    counters_.read_block_ns += elapsed_ns(wait_start);
+    const auto wait_end = Clock::now();
+    counters_.read_block_ns += ns_between(wait_start, wait_end);
     ++counters_.read_stalls;
+    if (trace::enabled())
+      trace::span("read blocked", "read_block", trace_ns(wait_start), trace_ns(wait_end), r ? r->size : 0);
     if (!r) throw UnknownIdError(ENOENT, "record erased while being read", ctx(store, id));
     r->demand = false;
     ranking_dirty_ = true;
@@ -977,7 +1048,9 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   ++r->pins;
   lock.unlock();
   if (buf.capacity() < size) buf = detail::Block::allocate(size);
+  const std::uint64_t copy_start = trace::enabled() ? trace::now_ns() : 0;
   if (size) std::memcpy(buf.data(), r->slot.data(), size);
+  if (copy_start) trace::span("copy out of slot", "copy", copy_start, trace::now_ns(), size);
   lock.lock();
   --r->pins;
   finish_read(*r, release);
@@ -1000,6 +1073,7 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
   const std::string space = space_for(stores_[r.store], src);
   const std::string store_name = stores_[r.store].name;
   const bool verify = cfg_.checksums && r.has_checksum;
+  begin_busy(src);
   lock.unlock();
   const auto start = Clock::now();
   std::exception_ptr err;
@@ -1016,11 +1090,17 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
   } catch (...) {
     err = std::current_exception();
   }
-  const std::uint64_t ns = elapsed_ns(start);
+  const auto end = Clock::now();
+  if (trace::enabled()) {
+    // The application waits for this read: a read_block span on its thread.
+    char name[32];
+    const std::size_t n = fmt::format_to_n(name, sizeof name, "direct read {}->0", src).size;
+    trace::span({name, std::min(n, sizeof name)}, "read_block", trace_ns(start), trace_ns(end), r.size);
+  }
   lock.lock();
   r.busy = false;
   TierStats& st = tiers_[src].stats;
-  st.busy_ns += ns;
+  end_busy(src);
   if (err) {
     settle(r);
     touch();

@@ -123,6 +123,8 @@ class Engine {
     std::uint64_t used = 0;                   ///< file tiers; memory uses the pool
     bool full_latched = false;                ///< the device said ENOSPC
     bool wb_active = false;                   ///< water-mark hysteresis
+    unsigned active = 0;                      ///< transfers in flight on this tier
+    std::chrono::steady_clock::time_point active_since;  ///< when `active` last left 0
     TierStats stats;
   };
 
@@ -135,7 +137,10 @@ class Engine {
   void read_direct(Lock& lock, Record& r, detail::Block& buf);
   /// After a reader is done with `r`: release it (scratch) or finish it if retired.
   void finish_read(Record& r, bool release);
-  void complete(Op& op, std::exception_ptr err, std::uint64_t elapsed_ns);
+  void complete(Op& op, std::exception_ptr err);
+  /// The trace span of one executed helper operation (only when tracing is on).
+  void trace_op(const Op& op, std::chrono::steady_clock::time_point start,
+                std::chrono::steady_clock::time_point end, bool failed) const;
 
   // --- catalog and placement ---
   StoreState& store_ref(std::uint32_t store);
@@ -147,6 +152,11 @@ class Engine {
   bool ensure_tier_room(int tier, std::uint64_t bytes, const Record* except);
   std::uint64_t tier_free(int tier) const;
   void note_peak(int tier);
+  /// Busy time is the union of the intervals with a transfer in flight, not
+  /// the sum of transfer times: concurrent helpers must not count twice.
+  void begin_busy(int tier);
+  void end_busy(int tier);
+  void busy_tiers(const Op& op, bool begin);
   bool removal_pending(int tier, const std::string& space, std::uint64_t id, std::uint64_t gen) const;
   void drop_copy(Record& r, int tier);
   void retire(Record& r);       ///< out of the catalog now; copies go once no one uses it

@@ -60,7 +60,7 @@ class ConfigEnv : public ::testing::Test {
  protected:
   static constexpr const char* kVars[] = {"MLBS_CONFIG",      "MLBS_TIERS",          "MLBS_SCHEDULE",
                                           "MLBS_DURABILITY",  "MLBS_HELPER_CORE",    "MLBS_HELPER_THREADS",
-                                          "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK"};
+                                          "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK",       "MLBS_PAGE_CACHE"};
   void SetUp() override {
     for (const char* name : kVars) {
       const char* value = std::getenv(name);
@@ -285,6 +285,7 @@ TEST(ConfigToml, ReadsEveryKey) {
       "layout = \"file-per-record\"",
       "io_chunk = \"4MiB\"",
       "shutdown_timeout_ms = 1500",
+      "page_cache = true",
       "[[tier]]",
       "kind = \"memory\"",
       "capacity = \"2GiB\"",
@@ -297,6 +298,7 @@ TEST(ConfigToml, ReadsEveryKey) {
       "shared = true",
       "high_water = 0.9",
       "low_water = 0.5",
+      "page_cache = true",
       "[[tier]]",
       "kind = \"directory\"",
       "path = \"/lustre/run\"",
@@ -309,6 +311,7 @@ TEST(ConfigToml, ReadsEveryKey) {
   EXPECT_EQ(cfg.layout, mlbs::Layout::file_per_record);
   EXPECT_EQ(cfg.io_chunk_bytes, 4 * MiB);
   EXPECT_EQ(cfg.shutdown_timeout_ms, 1500u);
+  EXPECT_TRUE(cfg.page_cache);
   ASSERT_EQ(cfg.tiers.size(), 3u);
   EXPECT_EQ(cfg.tiers[0].kind, "memory");
   EXPECT_EQ(cfg.tiers[0].capacity_bytes, 2 * GiB);
@@ -321,6 +324,8 @@ TEST(ConfigToml, ReadsEveryKey) {
   EXPECT_TRUE(cfg.tiers[1].shared);
   EXPECT_EQ(cfg.tiers[1].high_water, 0.9);
   EXPECT_EQ(cfg.tiers[1].low_water, 0.5);
+  EXPECT_TRUE(cfg.tiers[1].page_cache);
+  EXPECT_FALSE(cfg.tiers[2].page_cache);
   EXPECT_EQ(cfg.tiers[2].path, "/lustre/run");
   EXPECT_EQ(cfg.tiers[2].capacity_bytes, 0u);
   EXPECT_EQ(cfg.tiers[2].high_water, 1.0);
@@ -340,6 +345,38 @@ TEST(ConfigToml, AbsentKeysKeepDefaults) {
   EXPECT_EQ(cfg.io_chunk_bytes, def.io_chunk_bytes);
   EXPECT_EQ(cfg.shutdown_timeout_ms, def.shutdown_timeout_ms);
   EXPECT_EQ(mlbs::format_tier_spec(cfg.tiers), mlbs::format_tier_spec(def.tiers));
+  EXPECT_FALSE(cfg.page_cache);
+  EXPECT_FALSE(def.page_cache) << "tiers measure the device unless told otherwise";
+  for (const Tier& tier : cfg.tiers) EXPECT_FALSE(tier.page_cache);
+}
+
+// page_cache is read at the top level (every file tier) and per [[tier]].
+TEST(ConfigToml, ReadsPageCacheSwitches) {
+  EXPECT_TRUE(Config::from_toml("page_cache = true").page_cache);
+  EXPECT_FALSE(Config::from_toml("page_cache = false").page_cache);
+  const Config cfg = Config::from_toml(toml({
+      "[[tier]]", "kind = \"memory\"", "capacity = \"1GiB\"",
+      "[[tier]]", "kind = \"dir\"", "path = \"/nvme\"", "page_cache = true",
+      "[[tier]]", "kind = \"dir\"", "path = \"/lustre\"",
+  }));
+  EXPECT_FALSE(cfg.page_cache);
+  EXPECT_FALSE(cfg.tiers[0].page_cache);
+  EXPECT_TRUE(cfg.tiers[1].page_cache);
+  EXPECT_FALSE(cfg.tiers[2].page_cache);
+}
+
+// page_cache must be a boolean, and concerns file tiers only.
+TEST(ConfigTomlErrors, BadPageCache) {
+  ConfigError e = config_error([] { Config::from_toml(toml({"", "page_cache = \"yes\""}), "p.toml"); });
+  EXPECT_EQ(e.field(), "page_cache");
+  EXPECT_EQ(e.line(), 2u);
+  e = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"memory\"", "capacity = \"1GiB\"", "page_cache = true",
+                            "[[tier]]", "kind = \"dir\"", "path = \"/p\""}),
+                      "p.toml");
+  });
+  EXPECT_EQ(e.field(), "tiers[0].page_cache");
+  EXPECT_EQ(e.line(), 4u);
 }
 
 // `tiers` as a spec string, schedule as an id array and helper_core = "auto" are accepted.
@@ -598,6 +635,24 @@ TEST_F(ConfigFile, EnvConfigFileErrors) {
   EXPECT_EQ(Config::from_env().helper_threads, 8u);
 }
 
+// MLBS_PAGE_CACHE is a switch that overrides the file's page_cache.
+TEST_F(ConfigFile, PageCacheVariable) {
+  EXPECT_FALSE(Config::from_env().page_cache);
+  for (const char* on : {"1", "true", "ON", "yes"}) {
+    set("MLBS_PAGE_CACHE", on);
+    EXPECT_TRUE(Config::from_env().page_cache) << on;
+  }
+  set("MLBS_CONFIG", write("cached.toml", "page_cache = true\n"));
+  set("MLBS_PAGE_CACHE", "off");
+  EXPECT_FALSE(Config::from_env().page_cache);
+  ::unsetenv("MLBS_PAGE_CACHE");
+  EXPECT_TRUE(Config::from_env().page_cache);
+  set("MLBS_PAGE_CACHE", "sometimes");
+  const ConfigError e = config_error([] { Config::from_env(); });
+  EXPECT_EQ(e.field(), "MLBS_PAGE_CACHE");
+  EXPECT_EQ(e.source(), "environment");
+}
+
 // Malformed variables are errors naming the variable, with source "environment".
 TEST_F(ConfigEnv, BadVariablesNameTheVariable) {
   const std::vector<std::pair<const char*, const char*>> cases = {
@@ -728,6 +783,16 @@ TEST(ConfigValidate, RejectsBadEngineSettings) {
   EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 0; }), "io_chunk");
   EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 2048; }), "io_chunk");
   EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 4096 + 512; }), "io_chunk");
+}
+
+// The page cache switch is for file tiers: on the memory tier it is an error.
+TEST(ConfigValidate, PageCacheOnlyOnFileTiers) {
+  Config cfg = two_tiers();
+  cfg.page_cache = true;
+  cfg.tiers[1].page_cache = true;
+  EXPECT_NO_THROW(cfg.validate());
+  cfg.tiers[0].page_cache = true;
+  EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[0].page_cache");
 }
 
 }  // namespace

@@ -37,6 +37,12 @@ class FileObject {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
+  /// Evicts the file's clean pages from the page cache. Advisory: a file
+  /// system that cannot do it changes timings, not results, so errors are
+  /// ignored.
+  void drop_cached_pages() noexcept {
+    if (fd_ >= 0) ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  }
   [[noreturn]] void fail(int err, const char* what) {
     ObjectRef ref{space_, id_, 0, store_};
     tier_.fail(err, fmt::format("{} {}", what, path_.string()), &ref);
@@ -80,7 +86,12 @@ class FileWriter final : public ObjectWriter, FileObject {
     transfer(::pwrite, data, bytes, offset, "cannot write", "wrote nothing to");
   }
   void commit(bool durable) override {
-    if (durable && ::fdatasync(fd_) != 0) fail(errno, "cannot fdatasync");
+    // Without the page cache the data must be on the device before its pages
+    // can be dropped (POSIX_FADV_DONTNEED leaves dirty pages alone).
+    const bool drop = !tier_.desc().page_cache;
+    if ((durable || drop) && ::fdatasync(fd_) != 0 && (durable || errno != EINVAL))
+      fail(errno, "cannot fdatasync");
+    if (drop) drop_cached_pages();
     const int rc = ::close(fd_);
     fd_ = -1;
     if (rc != 0) fail(errno, "cannot close");
@@ -115,6 +126,10 @@ class FileReader final : public ObjectReader, FileObject {
                                           path_.string(), st.st_size, size),
                               {store_, id_, tier_.label()});
     }
+  }
+  /// Done reading: what was read leaves the page cache (Tier::page_cache false).
+  ~FileReader() override {
+    if (!tier_.desc().page_cache) drop_cached_pages();
   }
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
     transfer(::pread, data, bytes, offset, "cannot read", "unexpected end of file in");

@@ -9,6 +9,10 @@ namespace mlbs::tiers {
 
 /// pread/pwrite backend. Files are named <id>-<generation>.rec (hex) so a
 /// record rewritten under a reused id never shares a file with its old copy.
+/// Unless desc().page_cache, a file leaves the OS page cache once it has been
+/// written (fdatasync, then POSIX_FADV_DONTNEED) and once it has been read
+/// (POSIX_FADV_DONTNEED when its reader closes), so transfers meet the device
+/// as they would in a run whose data far exceeds RAM.
 class DirectoryBackend final : public Backend {
  public:
   DirectoryBackend(int index, const Tier& desc);
