@@ -1,0 +1,425 @@
+// mlbs-bench — makes the project's claim measurable: an out-of-core
+// application runs as if its I/O were free whenever the storage keeps up, and
+// never slower than the alternatives when it cannot.
+//
+// Runs workloads (micro, rtm, writeonly, readafterwrite) in several modes
+// (mlbs, sync, sync-fast, writebehind, pagecache) on the same data in one
+// invocation, verifies every snapshot read back, and reports wall, kernel,
+// copy and blocking times beside the performance model of DESIGN §1
+// (expected vs actual speedup over the sync reference). `--help` lists it all.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <mlbs/mlbs.hpp>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "modes.hpp"
+#include "options.hpp"
+#include "report.hpp"
+#include "workloads.hpp"
+
+namespace fs = std::filesystem;
+using namespace mlbs_bench;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+std::string strip_per_s(std::string s) {
+  for (const char* suffix : {"/s", "/S", "ps"})
+    if (s.size() > 2 && s.ends_with(suffix)) s.resize(s.size() - 2);
+  return s;
+}
+
+/// "DIR[:QUOTA]": the quota is the text after the last ':' when it parses as a size.
+DirTier parse_dir_tier(const std::string& spec, const std::string& flag) {
+  DirTier t;
+  t.path = spec;
+  if (const auto colon = spec.rfind(':'); colon != std::string::npos && colon > 0) {
+    try {
+      t.quota_bytes = mlbs::parse_size(spec.substr(colon + 1), flag);
+      t.path = spec.substr(0, colon);
+    } catch (const mlbs::ConfigError&) {
+      t.quota_bytes = 0;   // a ':' inside the path
+    }
+  }
+  if (t.path.empty()) throw CLI::ValidationError(flag, "needs a directory");
+  return t;
+}
+
+std::string footer() {
+  std::string s = "\nModes (--modes, comma list):\n";
+  for (const std::string& m : known_modes()) s += "  " + m + std::string(13 - m.size(), ' ') + describe_mode(m) + "\n";
+  s += R"(
+Workloads (--workload, comma list):
+  micro           3D float grid (--grid-bytes), memory-bound 7-point stencil (OpenMP); forward phase of
+                  --steps steps writes a snapshot every --io-ratio steps, backward phase of --steps steps
+                  reads them back (--order lifo|fifo) and adds each into its stencil step
+  rtm             3D acoustic wave propagation proxy (leapfrog): forward from a source saving snapshots,
+                  backward adjoint propagation reading them in reverse, image += forward * backward;
+                  prints image_checksum, identical in every mode (static schedule, no reductions)
+  writeonly       a snapshot every --io-ratio steps (1 = every step), nothing read back
+  readafterwrite  every snapshot step reads back what the previous snapshot step wrote
+
+Every mode verifies the bytes it reads back against an xxHash3 kept at write time. No page-cache
+help a real out-of-core run would not get: sync drops pages (fdatasync + FADV_DONTNEED) before
+reading back; pagecache holds the page cache to --dram bytes by hand.
+
+sync always runs first, per workload and I/O ratio, as the reference of every speedup, and is
+reported (marked *) even when not in --modes.
+
+Model (DESIGN §1): io_s_model = max over tiers of (bytes_in + bytes_out) / observed bandwidth
+(observed = bytes / busy time); expected_speedup = wall(sync) / max(kernel_s + copy_s, io_s_model);
+actual_speedup = wall(sync) / wall. kernel_s includes the snapshot checksums (hash_s).
+
+Bandwidth caps (--slow-bw, --fast-bw) throttle mlbs tiers (Tier::bandwidth_bytes_per_s) and pace the
+baselines' own reads and writes to the same rate (virtual clock + sleep_until).
+)";
+  return s;
+}
+
+struct Run {
+  const Options& o;
+  fs::path fast_root, slow_root;   // <dir>/mlbs-bench.<pid>
+
+  RunResult run_one(const Plan& plan, const std::string& mode) {
+    RunResult r;
+    r.workload = to_string(plan.workload);
+    r.mode = mode;
+    r.io_ratio = plan.io_ratio;
+    r.grid_bytes = plan.snapshot_bytes();
+    r.grid_dims = std::to_string(plan.dims.nx) + "x" + std::to_string(plan.dims.ny) + "x" +
+                  std::to_string(plan.dims.nz);
+    r.steps = plan.steps;
+    r.snapshots = plan.snapshots;
+    r.config = config_json(plan);
+
+    const std::string label = r.workload + "-" + mode + "-r" + std::to_string(plan.io_ratio);
+    RunDirs dirs;
+    dirs.slow = slow_root / label;
+    if (o.fast) dirs.fast = fast_root / label;
+    if (!o.quiet) std::fprintf(stderr, "mlbs-bench: %s/%s ratio %u ...\n", r.workload.c_str(), mode.c_str(), plan.io_ratio);
+
+    const std::uint64_t trace_t0 = mlbs::trace::now_ns();
+    try {
+      fs::remove_all(dirs.slow);
+      fs::create_directories(dirs.slow);
+      if (!dirs.fast.empty()) {
+        fs::remove_all(dirs.fast);
+        fs::create_directories(dirs.fast);
+      }
+      const auto t0 = Clock::now();
+      std::unique_ptr<Mode> m = make_mode(mode, plan, o, dirs);
+      const WorkloadResult w = run_workload(plan, o, *m);
+      const auto tf = Clock::now();
+      m->finish();
+      const auto t1 = Clock::now();
+      const ModeStats ms = m->stats();
+      m.reset();   // mlbs: stops the runtime, removes its scratch files
+
+      r.wall_s = std::chrono::duration<double>(t1 - t0).count();
+      r.finish_s = std::chrono::duration<double>(t1 - tf).count();
+      r.kernel_s = w.kernel_s;
+      r.hash_s = w.hash_s;
+      r.copy_s = ms.copy_s;
+      r.write_block_s = ms.write_block_s;
+      r.read_block_s = ms.read_block_s;
+      r.tiers = ms.tiers;
+      r.extra = ms.extra;
+      r.bytes_written = w.bytes_written;
+      r.bytes_read = w.bytes_read;
+      r.result_checksum = w.result_checksum;
+      r.image_checksum = w.image_checksum;
+      r.mismatches = w.mismatches;
+      const unsigned expected_reads = unsigned(plan.read_order.size());
+      r.verified = w.mismatches == 0 && w.writes == plan.snapshots && w.reads == expected_reads;
+      if (w.mismatches)
+        std::fprintf(stderr, "mlbs-bench: %s: %u snapshot(s) read back WRONG\n", label.c_str(), w.mismatches);
+    } catch (const std::exception& e) {
+      r.error = e.what();
+      r.verified = false;
+      std::fprintf(stderr, "mlbs-bench: %s failed: %s\n", label.c_str(), e.what());
+    }
+    std::error_code ec;
+    fs::remove_all(dirs.slow, ec);
+    if (!dirs.fast.empty()) fs::remove_all(dirs.fast, ec);
+    mlbs::trace::span(label, "run", trace_t0, mlbs::trace::now_ns());
+    return r;
+  }
+
+  nlohmann::json config_json(const Plan& plan) const {
+    nlohmann::json c = {{"dram_bytes", o.dram_bytes},
+                        {"slow", {{"path", o.slow.path}, {"bandwidth_cap_bytes_per_s", o.slow.bandwidth_bytes_per_s}}},
+                        {"durability", mlbs::to_string(o.durability)},
+                        {"read_order", plan.fifo ? "fifo" : "lifo"},
+                        {"compute", o.compute ? "stencil" : "none"},
+                        {"helper_threads", o.helper_threads},
+                        {"io_chunk_bytes", o.io_chunk_bytes},
+#ifdef _OPENMP
+                        {"threads", omp_get_max_threads()},
+#else
+                        {"threads", 1},
+#endif
+                        {"data_over_dram", double(plan.snapshot_bytes()) * plan.snapshots / double(o.dram_bytes)}};
+    if (o.fast)
+      c["fast"] = {{"path", o.fast->path},
+                   {"quota_bytes", o.fast->quota_bytes},
+                   {"bandwidth_cap_bytes_per_s", o.fast->bandwidth_bytes_per_s}};
+    return c;
+  }
+};
+
+int check_json_file(const std::string& path, const std::vector<std::string>& workloads,
+                    const std::vector<std::string>& modes) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "mlbs-bench: cannot open %s\n", path.c_str());
+    return 1;
+  }
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mlbs-bench: %s is not JSON: %s\n", path.c_str(), e.what());
+    return 1;
+  }
+  const auto problems = check_results(doc, workloads, modes);
+  for (const std::string& p : problems) std::fprintf(stderr, "mlbs-bench: %s: %s\n", path.c_str(), p.c_str());
+  if (!problems.empty()) {
+    std::printf("%s: INVALID (%zu problems)\n", path.c_str(), problems.size());
+    return 1;
+  }
+  std::printf("%s: OK (%zu results)\n", path.c_str(), doc.size());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mlbs-bench: out-of-core workloads with mlbs and with the baselines it must beat,\n"
+               "measured against the performance model (expected vs actual speedup over sync)."};
+  app.footer(footer());
+  app.get_formatter()->column_width(34);
+
+  std::string workloads_s = "micro", modes_s, grid_s = "16MiB", dram_s = "64MiB", fast_s, slow_s, slow_bw_s,
+              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", check_s;
+  Options o;
+  unsigned io_ratio = 2;
+  app.add_option("--workload", workloads_s, "micro|rtm|writeonly|readafterwrite, comma list")->capture_default_str();
+  app.add_option("--modes", modes_s,
+                 "mlbs,sync,sync-fast,writebehind,pagecache,adios2 (default: all that can run; sync-fast needs --fast)");
+  app.add_option("--grid-bytes", grid_s, "bytes of the 3D float grid = of one snapshot")->capture_default_str();
+  app.add_option("--steps", o.steps, "time steps per phase")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
+  app.add_option("--io-ratio", io_ratio, "a snapshot every N steps")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
+  app.add_option("--sweep-io-ratio", sweep_s, "run every I/O ratio of this list, e.g. 1,2,5,10 (overrides --io-ratio)");
+  app.add_option("--order", order_s, "micro's read order")->capture_default_str()->check(CLI::IsMember({"lifo", "fifo"}));
+  app.add_option("--compute", compute_s, "stencil, or none to skip the kernel")->capture_default_str()
+      ->check(CLI::IsMember({"stencil", "none"}));
+  app.add_option("--dram", dram_s, "DRAM budget: mlbs memory tier, pagecache budget")->capture_default_str();
+  app.add_option("--fast", fast_s, "DIR:QUOTA fast tier (node-local NVMe, burst buffer); omit for two tiers");
+  app.add_option("--slow", slow_s, "DIR slow tier (parallel file system); default OUT/slow");
+  app.add_option("--slow-bw", slow_bw_s, "bandwidth cap of the slow tier, bytes/s (e.g. 200MiB); 0 = none");
+  app.add_option("--fast-bw", fast_bw_s, "bandwidth cap of the fast tier, bytes/s; 0 = none");
+  app.add_option("--helper-threads", o.helper_threads, "mlbs helper threads")->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  app.add_option("--durability", durability_s, "scratch|persistent")->capture_default_str()
+      ->check(CLI::IsMember({"scratch", "persistent"}));
+  app.add_option("--threads", o.threads, "OpenMP threads of the kernel (0 = OpenMP's default)")->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--out", o.out_dir, "where the default tier folders live")->capture_default_str();
+  app.add_option("--json", o.json_path, "write the results as a JSON array to FILE");
+  app.add_option("--trace", o.trace_path, "record a Chrome trace (Perfetto) of every run to FILE");
+  app.add_flag("--quiet", o.quiet, "no progress or header; the table only");
+  app.add_option("--check-json", check_s, "validate a results FILE (schema, verification, checksums across modes) "
+                                          "and exit; --workload/--modes given too must all be present");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    // --- validate -----------------------------------------------------------------------
+    const std::vector<std::string> workload_names = split(workloads_s);
+    if (!check_s.empty()) {
+      std::vector<std::string> want_w = app.count("--workload") ? workload_names : std::vector<std::string>{};
+      std::vector<std::string> want_m;
+      if (app.count("--modes"))
+        for (const std::string& m : split(modes_s))
+          if (m != "adios2") want_m.push_back(m);
+      return check_json_file(check_s, want_w, want_m);
+    }
+
+    o.workloads.clear();
+    for (const std::string& n : workload_names) {
+      const auto w = parse_workload(n);
+      if (!w) throw CLI::ValidationError("--workload", "unknown workload '" + n + "' (micro, rtm, writeonly, readafterwrite)");
+      if (std::find(o.workloads.begin(), o.workloads.end(), *w) == o.workloads.end()) o.workloads.push_back(*w);
+    }
+    if (o.workloads.empty()) throw CLI::ValidationError("--workload", "no workload");
+    o.grid_bytes = mlbs::parse_size(grid_s, "--grid-bytes");
+    o.dram_bytes = mlbs::parse_size(dram_s, "--dram");
+    o.order = order_s == "fifo" ? ReadOrder::fifo : ReadOrder::lifo;
+    o.compute = compute_s != "none";
+    o.durability = durability_s == "persistent" ? mlbs::Durability::persistent : mlbs::Durability::scratch;
+    if (!fast_s.empty()) o.fast = parse_dir_tier(fast_s, "--fast");
+    o.slow.path = slow_s.empty() ? (fs::path(o.out_dir) / "slow").string() : slow_s;
+    if (!slow_bw_s.empty()) o.slow.bandwidth_bytes_per_s = mlbs::parse_size(strip_per_s(slow_bw_s), "--slow-bw");
+    if (!fast_bw_s.empty()) {
+      if (!o.fast) throw CLI::ValidationError("--fast-bw", "needs --fast");
+      o.fast->bandwidth_bytes_per_s = mlbs::parse_size(strip_per_s(fast_bw_s), "--fast-bw");
+    }
+    o.io_ratios = {io_ratio};
+    if (!sweep_s.empty()) {
+      o.io_ratios.clear();
+      for (const std::string& v : split(sweep_s)) {
+        const unsigned long r = std::stoul(v);
+        if (r == 0 || r > (1u << 24)) throw CLI::ValidationError("--sweep-io-ratio", "ratios must be in [1, 2^24]");
+        o.io_ratios.push_back(unsigned(r));
+      }
+      if (o.io_ratios.empty()) throw CLI::ValidationError("--sweep-io-ratio", "empty list");
+    }
+
+    std::vector<std::string> requested = modes_s.empty() ? std::vector<std::string>{"mlbs", "sync", "sync-fast",
+                                                                                     "writebehind", "pagecache"}
+                                                          : split(modes_s);
+    for (const std::string& m : requested) {
+      if (std::find(known_modes().begin(), known_modes().end(), m) == known_modes().end())
+        throw CLI::ValidationError("--modes", "unknown mode '" + m + "'");
+      if (std::find(o.modes.begin(), o.modes.end(), m) != o.modes.end()) continue;
+      const std::string why = mode_unavailable(m, o);
+      if (m == "adios2") {
+        std::printf("adios2: not built\n");
+        continue;
+      }
+      if (!why.empty()) {
+        if (!modes_s.empty()) throw CLI::ValidationError("--modes", m + " " + why);
+        continue;   // default list: leave out what cannot run
+      }
+      o.modes.push_back(m);
+    }
+    const bool sync_requested = std::find(o.modes.begin(), o.modes.end(), "sync") != o.modes.end();
+
+    const Dims dims = dims_for_bytes(o.grid_bytes);
+    if (o.dram_bytes < dims.bytes())
+      throw CLI::ValidationError("--dram", "the DRAM budget (" + mlbs::format_bytes(o.dram_bytes) +
+                                               ") must hold one snapshot (" + mlbs::format_bytes(dims.bytes()) + ")");
+
+    // Fail before the runs, not after them, when a result file cannot be written.
+    for (const std::string* path : {&o.json_path, &o.trace_path})
+      if (!path->empty() && !std::ofstream(*path))
+        throw std::runtime_error("cannot write " + *path);
+
+#ifdef _OPENMP
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+#endif
+    if (!o.trace_path.empty()) {
+      mlbs::trace::enable();
+      mlbs::trace::name_thread("app");
+    }
+
+    // --- header -------------------------------------------------------------------------
+    const std::string tag = "mlbs-bench." + std::to_string(::getpid());
+    Run run{o, o.fast ? fs::path(o.fast->path) / tag : fs::path(), fs::path(o.slow.path) / tag};
+    if (!o.quiet) {
+      std::printf("mlbs-bench %s: grid %zux%zux%zu (%s per snapshot), %u steps per phase, DRAM %s, %s\n",
+                  MLBS_VERSION_STRING, dims.nx, dims.ny, dims.nz, mlbs::format_bytes(dims.bytes()).c_str(), o.steps,
+                  mlbs::format_bytes(o.dram_bytes).c_str(), mlbs::to_string(o.durability).c_str());
+      std::printf("tiers: ");
+      if (o.fast)
+        std::printf("fast %s (quota %s, cap %s)  ", o.fast->path.c_str(),
+                    o.fast->quota_bytes ? mlbs::format_bytes(o.fast->quota_bytes).c_str() : "none",
+                    o.fast->bandwidth_bytes_per_s ? (mlbs::format_bytes(o.fast->bandwidth_bytes_per_s) + "/s").c_str() : "none");
+      std::printf("slow %s (cap %s)\n", o.slow.path.c_str(),
+                  o.slow.bandwidth_bytes_per_s ? (mlbs::format_bytes(o.slow.bandwidth_bytes_per_s) + "/s").c_str() : "none");
+#ifdef _OPENMP
+      std::printf("OpenMP threads %d, helper threads %u", omp_get_max_threads(), o.helper_threads);
+#else
+      std::printf("OpenMP off (1 thread), helper threads %u", o.helper_threads);
+#endif
+      for (unsigned r : o.io_ratios) {
+        const unsigned snaps = o.steps / r;
+        std::printf("; ratio %u: %u snapshots = %s (%.1fx DRAM)", r, snaps,
+                    mlbs::format_bytes(std::uint64_t(snaps) * dims.bytes()).c_str(),
+                    double(snaps) * double(dims.bytes()) / double(o.dram_bytes));
+      }
+      std::printf("\n\n");
+      std::fflush(stdout);
+    }
+
+    // --- run: per (io_ratio, workload) sync first, then the other modes -------------------
+    std::vector<RunResult> all;
+    for (unsigned r : o.io_ratios) {
+      for (Workload w : o.workloads) {
+        const Plan plan = make_plan(w, o, r);
+        std::vector<RunResult> group;
+        group.push_back(run.run_one(plan, "sync"));
+        group.back().reference_only = !sync_requested;
+        for (const std::string& m : o.modes)
+          if (m != "sync") group.push_back(run.run_one(plan, m));
+        apply_model(group);
+        all.insert(all.end(), group.begin(), group.end());
+      }
+    }
+    std::error_code ec;
+    fs::remove_all(run.slow_root, ec);
+    if (!run.fast_root.empty()) fs::remove_all(run.fast_root, ec);
+    if (slow_s.empty()) {   // the default OUT/slow: leave nothing behind (fs::remove keeps non-empty folders)
+      fs::remove(o.slow.path, ec);
+      fs::remove(o.out_dir, ec);
+    }
+
+    // --- report -------------------------------------------------------------------------
+    print_table(stdout, all);
+    std::fflush(stdout);
+    if (!o.json_path.empty()) {
+      nlohmann::json doc = nlohmann::json::array();
+      for (const RunResult& res : all) doc.push_back(to_json(res));
+      std::ofstream out(o.json_path);
+      out << doc.dump(2) << "\n";
+      if (!out) throw std::runtime_error("cannot write " + o.json_path);
+    }
+    if (!o.trace_path.empty()) mlbs::trace::write_chrome_json(o.trace_path);
+
+    bool ok = true;
+    for (const RunResult& res : all) ok &= res.error.empty() && res.verified;
+    std::set<std::string> images;
+    for (unsigned r : o.io_ratios) {
+      images.clear();
+      for (const RunResult& res : all)
+        if (res.io_ratio == r && res.image_checksum && res.error.empty()) images.insert(hex64(*res.image_checksum));
+      if (images.size() > 1) {
+        std::fprintf(stderr, "mlbs-bench: rtm image_checksum differs between modes at ratio %u\n", r);
+        ok = false;
+      }
+    }
+    if (!ok) std::fprintf(stderr, "mlbs-bench: FAILED: a run failed or read back wrong bytes\n");
+    return ok ? 0 : 1;
+  } catch (const CLI::Error& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mlbs-bench: %s\n", e.what());
+    return 2;
+  }
+}

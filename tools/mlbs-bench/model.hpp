@@ -1,0 +1,54 @@
+// mlbs-bench — the performance model of DESIGN §1, as pure functions.
+//
+//   blocking I/O:       wall = t_kernel + t_io
+//   perfect overlap:    wall = max(t_kernel + t_copy, t_io)
+//   expected speedup  = t_reference / max(t_kernel + t_copy, t_io)
+//   actual speedup    = t_reference / wall
+//
+// t_reference is the wall time of the `sync` mode (synchronous I/O to the
+// slowest tier) of the same workload and I/O ratio in the same invocation.
+// t_io ("io_s_model") is the time the run's data movement needs on its
+// bottleneck tier at the bandwidth observed during the run: the maximum over
+// tiers of (bytes_in + bytes_out) / observed bandwidth, where observed
+// bandwidth = (bytes_in + bytes_out) / busy time. Tiers that moved nothing or
+// report no busy time (the DRAM tier) do not constrain t_io.
+//
+// Undefined quantities (a zero denominator) are returned as 0.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace mlbs_bench::model {
+
+/// What one tier moved during a run and how long it was busy doing so.
+struct TierTraffic {
+  std::uint64_t bytes_in = 0;    ///< bytes written into the tier
+  std::uint64_t bytes_out = 0;   ///< bytes read out of the tier
+  double busy_s = 0;             ///< time the tier spent on I/O
+};
+
+/// (bytes_in + bytes_out) / busy_s in bytes/s; 0 when the tier was never busy.
+double observed_bandwidth(const TierTraffic& t);
+
+/// Time the tier needs for its bytes at its observed bandwidth; 0 when it
+/// moved nothing or was never busy.
+double tier_io_s(const TierTraffic& t);
+
+/// t_io: the maximum of tier_io_s over all tiers (the bottleneck tier).
+double io_s_model(std::span<const TierTraffic> tiers);
+
+/// max(kernel_s + copy_s, io_s): the wall time of a run whose I/O overlaps
+/// the computation perfectly.
+double overlap_bound_s(double kernel_s, double copy_s, double io_s);
+
+/// reference_wall_s / overlap_bound_s(kernel_s, copy_s, io_s); 0 if undefined.
+double expected_speedup(double reference_wall_s, double kernel_s, double copy_s, double io_s);
+
+/// reference_wall_s / wall_s; 0 if undefined.
+double actual_speedup(double reference_wall_s, double wall_s);
+
+/// actual / expected: 1 means the run reached the model's bound; 0 if undefined.
+double model_efficiency(double actual, double expected);
+
+}  // namespace mlbs_bench::model

@@ -1,0 +1,533 @@
+#include "modes.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <list>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <system_error>
+
+#include <mlbs/mlbs.hpp>
+
+#include "pacer.hpp"
+
+namespace mlbs_bench {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double ns_to_s(std::uint64_t ns) { return double(ns) * 1e-9; }
+
+}  // namespace
+
+const std::vector<std::string>& known_modes() {
+  static const std::vector<std::string> modes = {"mlbs", "sync", "sync-fast", "writebehind", "pagecache",
+                                                 "adios2"};
+  return modes;
+}
+
+std::string describe_mode(const std::string& mode) {
+  if (mode == "mlbs") return "the library: --dram, [--fast], --slow tiers, schedule = the workload's read order";
+  if (mode == "sync")
+    return "reference: write + fdatasync to --slow, pages dropped (FADV_DONTNEED), read back cold; always run first";
+  if (mode == "sync-fast") return "the same as sync on the --fast dir";
+  if (mode == "writebehind")
+    return "asynchronous write-behind to --slow with the same DRAM budget, no prefetching: the library with "
+           "Schedule::unknown() (LRU, reads on demand) and only [DRAM, slow] tiers";
+  if (mode == "pagecache")
+    return "buffered write/read emulating a page cache of --dram bytes: older snapshots beyond the budget are "
+           "fdatasync'ed + dropped, WILLNEED read-ahead of the next snapshot";
+  if (mode == "adios2") return "ADIOS2 BP5 (not built)";
+  return "";
+}
+
+std::string mode_unavailable(const std::string& mode, const Options& o) {
+  if (mode == "adios2") return "not built";
+  if (mode == "sync-fast" && !o.fast) return "needs --fast";
+  return "";
+}
+
+namespace {
+
+// --- plain file I/O for the baselines ----------------------------------------------
+
+[[noreturn]] void fail(int err, const std::string& what, const fs::path& path) {
+  throw std::system_error(err, std::generic_category(), what + " " + path.string());
+}
+
+class Fd {
+ public:
+  Fd(const fs::path& path, int flags) : path_(path) {
+    fd_ = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail(errno, "cannot open", path);
+  }
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+
+  void write_all(const std::byte* p, std::size_t n, std::uint64_t off) {
+    while (n > 0) {
+      const ssize_t w = ::pwrite(fd_, p, n, off_t(off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail(w < 0 ? errno : EIO, "cannot write", path_);
+      p += w;
+      off += std::uint64_t(w);
+      n -= std::size_t(w);
+    }
+  }
+  void read_all(std::byte* p, std::size_t n, std::uint64_t off) {
+    while (n > 0) {
+      const ssize_t r = ::pread(fd_, p, n, off_t(off));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) fail(r < 0 ? errno : EIO, "cannot read", path_);
+      p += r;
+      off += std::uint64_t(r);
+      n -= std::size_t(r);
+    }
+  }
+  void datasync() {
+    if (::fdatasync(fd_) != 0) fail(errno, "fdatasync failed on", path_);
+  }
+  void advise(int advice) {
+    if (int err = ::posix_fadvise(fd_, 0, 0, advice); err != 0) fail(err, "posix_fadvise failed on", path_);
+  }
+  void close() {
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail(errno, "cannot close", path_);
+  }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+};
+
+void sync_dir(const fs::path& dir) {
+  Fd d(dir, O_RDONLY | O_DIRECTORY);
+  d.datasync();
+}
+
+/// The working buffer of a baseline: page-aligned floats.
+class Buffer {
+ public:
+  explicit Buffer(std::uint64_t bytes)
+      : bytes_(bytes), p_(static_cast<std::byte*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096))) {
+    if (!p_) throw std::bad_alloc();
+    std::memset(p_, 0, bytes_);
+  }
+  ~Buffer() { std::free(p_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  std::byte* bytes() { return p_; }
+  float* floats() { return reinterpret_cast<float*>(p_); }
+
+ private:
+  std::uint64_t bytes_;
+  std::byte* p_;
+};
+
+fs::path snapshot_path(const fs::path& dir, std::uint64_t id) {
+  return dir / ("snapshot-" + std::to_string(id) + ".bin");
+}
+
+// --- mlbs and writebehind ----------------------------------------------------------
+
+class MlbsMode final : public Mode {
+ public:
+  MlbsMode(const Plan& plan, const Options& o, const RunDirs& dirs, bool writebehind)
+      : points_(plan.dims.points()) {
+    mlbs::Config cfg;
+    cfg.tiers = {mlbs::Tier::memory(o.dram_bytes)};
+    names_ = {"mem"};
+    if (!writebehind && o.fast) {
+      mlbs::Tier t = mlbs::Tier::directory(dirs.fast.string(), o.fast->quota_bytes);
+      t.bandwidth_bytes_per_s = o.fast->bandwidth_bytes_per_s;
+      cfg.tiers.push_back(t);
+      names_.push_back("fast");
+    }
+    mlbs::Tier slow = mlbs::Tier::directory(dirs.slow.string());
+    slow.bandwidth_bytes_per_s = o.slow.bandwidth_bytes_per_s;
+    cfg.tiers.push_back(slow);
+    names_.push_back("slow");
+    if (writebehind) cfg.schedule = mlbs::Schedule::unknown();
+    else cfg.schedule = plan.fifo ? mlbs::Schedule::fifo() : mlbs::Schedule::lifo();
+    cfg.durability = o.durability;
+    cfg.helper_threads = o.helper_threads;
+    rt_ = std::make_unique<mlbs::Runtime>(cfg);
+    store_ = std::make_unique<mlbs::Store<float>>(*rt_, "snapshots", points_);
+  }
+
+  float* buffer() override { return store_->data(); }
+  void write(std::uint64_t id) override { store_->write(id); }
+  void read(std::uint64_t id) override {
+    store_->read(id);
+    if (store_->size() != points_)
+      throw std::runtime_error("snapshot " + std::to_string(id) + " came back with " +
+                               std::to_string(store_->size()) + " floats, expected " + std::to_string(points_));
+  }
+  void finish() override { store_->flush(); }
+
+  ModeStats stats() const override {
+    const mlbs::Stats st = rt_->stats();
+    const mlbs::Config& cfg = rt_->config();
+    ModeStats m;
+    m.write_block_s = ns_to_s(st.write_block_ns);
+    m.read_block_s = ns_to_s(st.read_block_ns);
+    m.copy_s = ns_to_s(st.copy_ns);
+    for (std::size_t i = 0; i < st.tiers.size(); ++i) {
+      const mlbs::TierStats& t = st.tiers[i];
+      TierReport r;
+      r.name = i < names_.size() ? names_[i] : "tier" + std::to_string(i);
+      r.kind = t.kind;
+      r.path = t.path;
+      r.capacity_bytes = t.capacity_bytes;
+      r.bandwidth_cap_bytes_per_s = i < cfg.tiers.size() ? cfg.tiers[i].bandwidth_bytes_per_s : 0;
+      r.bytes_in = t.bytes_in;
+      r.bytes_out = t.bytes_out;
+      r.peak_used_bytes = t.peak_used_bytes;
+      r.stalls = t.stalls;
+      r.busy_s = ns_to_s(t.busy_ns);
+      m.tiers.push_back(std::move(r));
+    }
+    m.extra = {{"schedule", mlbs::to_string(cfg.schedule.kind)},
+               {"helper_threads", cfg.helper_threads},
+               {"writes", st.writes},
+               {"reads", st.reads},
+               {"write_stalls", st.write_stalls},
+               {"read_stalls", st.read_stalls},
+               {"prefetches", st.prefetches},
+               {"demand_fetches", st.demand_fetches},
+               {"writebacks", st.writebacks},
+               {"buffer_swaps", st.buffer_swaps},
+               {"direct_reads", st.direct_reads},
+               {"checksum_failures", st.checksum_failures}};
+    return m;
+  }
+
+ private:
+  std::size_t points_;
+  std::vector<std::string> names_;
+  std::unique_ptr<mlbs::Runtime> rt_;               // destroyed after the store
+  std::unique_ptr<mlbs::Store<float>> store_;
+};
+
+// --- sync and sync-fast ------------------------------------------------------------
+
+class SyncMode final : public Mode {
+ public:
+  SyncMode(const Plan& plan, const Options& o, fs::path dir, std::string tier_name, std::uint64_t bw)
+      : bytes_(plan.snapshot_bytes()), chunk_(o.io_chunk_bytes), persistent_(o.durability == mlbs::Durability::persistent),
+        dir_(std::move(dir)), buf_(bytes_), pacer_(bw) {
+    tier_.name = std::move(tier_name);
+    tier_.kind = "directory";
+    tier_.path = dir_.string();
+    tier_.bandwidth_cap_bytes_per_s = bw;
+  }
+
+  float* buffer() override { return buf_.floats(); }
+
+  void write(std::uint64_t id) override {
+    mlbs::trace::Scope scope("write", "write_block");
+    const auto t0 = Clock::now();
+    Fd f(snapshot_path(dir_, id), O_WRONLY | O_CREAT | O_TRUNC);
+    for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
+      const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
+      f.write_all(buf_.bytes() + off, n, off);
+      pacer_.pass(n);
+    }
+    f.datasync();
+    f.advise(POSIX_FADV_DONTNEED);   // read back cold
+    f.close();
+    const double dt = seconds(Clock::now() - t0);
+    write_block_s_ += dt;
+    tier_.busy_s += dt;
+    tier_.bytes_in += bytes_;
+    held_ += bytes_;
+    tier_.peak_used_bytes = std::max(tier_.peak_used_bytes, held_);
+  }
+
+  void read(std::uint64_t id) override {
+    mlbs::trace::Scope scope("read", "read_block");
+    const auto t0 = Clock::now();
+    const fs::path path = snapshot_path(dir_, id);
+    {
+      Fd f(path, O_RDONLY);
+      for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
+        const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
+        f.read_all(buf_.bytes() + off, n, off);
+        pacer_.pass(n);
+      }
+      f.close();
+    }
+    if (!persistent_) {
+      if (::unlink(path.c_str()) != 0) fail(errno, "cannot remove", path);
+      held_ -= bytes_;
+    }
+    const double dt = seconds(Clock::now() - t0);
+    read_block_s_ += dt;
+    tier_.busy_s += dt;
+    tier_.bytes_out += bytes_;
+  }
+
+  void finish() override {
+    if (persistent_) sync_dir(dir_);
+  }
+
+  ModeStats stats() const override {
+    ModeStats m;
+    m.write_block_s = write_block_s_;
+    m.read_block_s = read_block_s_;
+    m.tiers = {tier_};
+    m.extra = {{"fdatasync", true}, {"fadvise", "DONTNEED after every write"}};
+    return m;
+  }
+
+ private:
+  std::uint64_t bytes_, chunk_;
+  bool persistent_;
+  fs::path dir_;
+  Buffer buf_;
+  Pacer pacer_;
+  TierReport tier_;
+  std::uint64_t held_ = 0;
+  double write_block_s_ = 0, read_block_s_ = 0;
+};
+
+// --- pagecache ---------------------------------------------------------------------
+
+/// Buffered I/O through the real page cache, held to the DRAM budget by hand:
+/// snapshots are cached (LRU) while their bytes fit --dram; beyond that the
+/// least recently used one is fdatasync'ed (dirty) and dropped (DONTNEED).
+/// Before each read the next snapshot in the read order gets WILLNEED
+/// read-ahead, after making room for it the same way. With a bandwidth cap,
+/// the emulated device writes dirty data back in the background from the
+/// moment it is written (the most favourable page cache) and serves
+/// read-ahead in the background; the application waits only for what it
+/// needs: an fdatasync of an evicted snapshot, a read not yet complete.
+class PageCacheMode final : public Mode {
+ public:
+  PageCacheMode(const Plan& plan, const Options& o, fs::path dir)
+      : bytes_(plan.snapshot_bytes()), chunk_(o.io_chunk_bytes), budget_(o.dram_bytes),
+        persistent_(o.durability == mlbs::Durability::persistent), read_order_(plan.read_order),
+        dir_(std::move(dir)), buf_(bytes_), pacer_(o.slow.bandwidth_bytes_per_s) {
+    mem_.name = "mem";
+    mem_.kind = "pagecache";
+    mem_.capacity_bytes = budget_;
+    dev_.name = "slow";
+    dev_.kind = "directory";
+    dev_.path = dir_.string();
+    dev_.bandwidth_cap_bytes_per_s = o.slow.bandwidth_bytes_per_s;
+  }
+
+  float* buffer() override { return buf_.floats(); }
+
+  void write(std::uint64_t id) override {
+    {
+      mlbs::trace::Scope scope("write", "copy");   // a buffered write is a copy into the cache
+      const auto t0 = Clock::now();
+      Fd f(snapshot_path(dir_, id), O_WRONLY | O_CREAT | O_TRUNC);
+      for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
+        const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
+        f.write_all(buf_.bytes() + off, n, off);
+      }
+      f.close();
+      copy_s_ += seconds(Clock::now() - t0);
+    }
+    Entry& e = files_[id];
+    e = Entry{};
+    e.cached = e.dirty = true;
+    e.done = pacer_.reserve(bytes_);     // background write-back at the device's rate
+    dev_.busy_s += pacer_.cost_s(bytes_);
+    dev_.bytes_in += bytes_;
+    mem_.bytes_in += bytes_;
+    cache(id);
+    make_room(0, id);
+  }
+
+  void read(std::uint64_t id) override {
+    auto it = files_.find(id);
+    if (it == files_.end()) throw std::runtime_error("pagecache: snapshot " + std::to_string(id) + " was never written");
+    Entry& e = it->second;
+    {
+      mlbs::trace::Scope scope("read", "read_block");
+      const auto t0 = Clock::now();
+      const bool cold = !e.cached;
+      Fd f(snapshot_path(dir_, id), O_RDONLY);
+      for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
+        const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
+        f.read_all(buf_.bytes() + off, n, off);
+      }
+      const double io_s = seconds(Clock::now() - t0);
+      if (cold) {
+        pacer_.pass(bytes_);                // a synchronous read from the device
+        dev_.busy_s += pacer_.cost_s(bytes_);
+        ++cold_reads_;
+      } else if (e.ahead) {
+        Pacer::wait_until(e.done);          // read-ahead still in flight at the capped rate
+        ++readahead_hits_;
+      } else {
+        ++cache_hits_;
+      }
+      if (cold || e.ahead) {
+        dev_.bytes_out += bytes_;
+        dev_.busy_s += io_s;                // the part of the device's work we can observe
+      }
+      mem_.bytes_out += bytes_;
+      f.advise(POSIX_FADV_DONTNEED);        // consumed: the application holds it now
+      f.close();
+      read_block_s_ += seconds(Clock::now() - t0);
+    }
+    uncache(id);
+    if (!persistent_) {   // persistent: the file stays; if still dirty, finish() syncs it
+      const fs::path path = snapshot_path(dir_, id);
+      if (::unlink(path.c_str()) != 0) fail(errno, "cannot remove", path);
+      files_.erase(it);
+    }
+    ++reads_;
+    read_ahead();
+  }
+
+  void finish() override {
+    mlbs::trace::Scope scope("drain", "write_block");
+    const auto t0 = Clock::now();
+    for (auto& [id, e] : files_)
+      if (e.dirty) writeback(id, e);
+    if (persistent_) sync_dir(dir_);
+    write_block_s_ += seconds(Clock::now() - t0);
+  }
+
+  ModeStats stats() const override {
+    ModeStats m;
+    m.write_block_s = write_block_s_;
+    m.read_block_s = read_block_s_;
+    m.copy_s = copy_s_;
+    TierReport mem = mem_;
+    mem.peak_used_bytes = peak_cached_;
+    m.tiers = {mem, dev_};
+    m.extra = {{"evictions", evictions_},
+               {"readaheads", readaheads_},
+               {"readahead_hits", readahead_hits_},
+               {"cache_hits", cache_hits_},
+               {"cold_reads", cold_reads_}};
+    return m;
+  }
+
+ private:
+  struct Entry {
+    bool cached = false;   ///< pages in the cache (counted against the budget)
+    bool dirty = false;    ///< not yet known to be on the device
+    bool ahead = false;    ///< cached by read-ahead
+    Pacer::Clock::time_point done{};   ///< when the emulated device finishes its transfer
+  };
+
+  void cache(std::uint64_t id) {
+    lru_.push_back(id);
+    cached_bytes_ += bytes_;
+    peak_cached_ = std::max(peak_cached_, cached_bytes_);
+  }
+  void uncache(std::uint64_t id) {
+    Entry& e = files_.at(id);
+    if (!e.cached) return;
+    lru_.remove(id);
+    cached_bytes_ -= bytes_;
+    e.cached = e.ahead = false;
+  }
+
+  /// fdatasync + wait for the emulated device: the application blocks here.
+  /// Device busy time: the pacer's cost per transfer (counted when scheduled)
+  /// plus the real time of the transfers we can observe (fdatasync, reads
+  /// that touch the device), so capped and uncapped runs both count.
+  void writeback(std::uint64_t id, Entry& e) {
+    const auto t0 = Clock::now();
+    Fd f(snapshot_path(dir_, id), O_RDONLY);
+    f.datasync();
+    f.close();
+    dev_.busy_s += seconds(Clock::now() - t0);
+    Pacer::wait_until(e.done);
+    e.dirty = false;
+  }
+
+  /// Evicts least recently used snapshots (never `keep`) until `extra` more bytes fit.
+  void make_room(std::uint64_t extra, std::uint64_t keep) {
+    while (cached_bytes_ + extra > budget_) {
+      auto victim = std::find_if(lru_.begin(), lru_.end(), [&](std::uint64_t v) { return v != keep; });
+      if (victim == lru_.end()) return;
+      const std::uint64_t id = *victim;
+      Entry& e = files_.at(id);
+      const bool dirty = e.dirty;
+      mlbs::trace::Scope scope("evict", dirty ? "write_block" : "copy");
+      const auto t0 = Clock::now();
+      if (dirty) writeback(id, e);
+      {
+        Fd f(snapshot_path(dir_, id), O_RDONLY);
+        f.advise(POSIX_FADV_DONTNEED);
+        f.close();
+      }
+      uncache(id);
+      ++evictions_;
+      write_block_s_ += seconds(Clock::now() - t0);
+    }
+  }
+
+  /// WILLNEED for the next snapshot in the read order, if written and not cached.
+  void read_ahead() {
+    if (reads_ >= read_order_.size()) return;
+    const std::uint64_t next = read_order_[reads_];
+    auto it = files_.find(next);
+    if (it == files_.end() || it->second.cached) return;
+    make_room(bytes_, next);
+    Entry& e = it->second;
+    Fd f(snapshot_path(dir_, next), O_RDONLY);
+    f.advise(POSIX_FADV_WILLNEED);
+    f.close();
+    e.ahead = true;
+    e.cached = true;
+    e.done = pacer_.reserve(bytes_);
+    dev_.busy_s += pacer_.cost_s(bytes_);
+    cache(next);
+    ++readaheads_;
+  }
+
+  std::uint64_t bytes_, chunk_, budget_;
+  bool persistent_;
+  std::vector<std::uint64_t> read_order_;
+  fs::path dir_;
+  Buffer buf_;
+  Pacer pacer_;
+  std::map<std::uint64_t, Entry> files_;   ///< written, not yet consumed (scratch) / all (persistent)
+  std::list<std::uint64_t> lru_;           ///< cached ids, least recently used first
+  std::uint64_t cached_bytes_ = 0, peak_cached_ = 0;
+  std::size_t reads_ = 0;
+  std::uint64_t evictions_ = 0, readaheads_ = 0, readahead_hits_ = 0, cache_hits_ = 0, cold_reads_ = 0;
+  TierReport mem_, dev_;
+  double write_block_s_ = 0, read_block_s_ = 0, copy_s_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Mode> make_mode(const std::string& mode, const Plan& plan, const Options& o,
+                                const RunDirs& dirs) {
+  if (mode == "mlbs") return std::make_unique<MlbsMode>(plan, o, dirs, false);
+  if (mode == "writebehind") return std::make_unique<MlbsMode>(plan, o, dirs, true);
+  if (mode == "sync") return std::make_unique<SyncMode>(plan, o, dirs.slow, "slow", o.slow.bandwidth_bytes_per_s);
+  if (mode == "sync-fast") {
+    if (!o.fast || dirs.fast.empty()) throw std::invalid_argument("sync-fast needs --fast");
+    return std::make_unique<SyncMode>(plan, o, dirs.fast, "fast", o.fast->bandwidth_bytes_per_s);
+  }
+  if (mode == "pagecache") return std::make_unique<PageCacheMode>(plan, o, dirs.slow);
+  throw std::invalid_argument("mode '" + mode + "' cannot run: " +
+                              (mode_unavailable(mode, o).empty() ? "unknown" : mode_unavailable(mode, o)));
+}
+
+}  // namespace mlbs_bench

@@ -1,0 +1,47 @@
+// mlbs-bench — the command line, parsed into plain data.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mlbs/config.hpp>
+
+namespace mlbs_bench {
+
+enum class Workload { micro, rtm, writeonly, readafterwrite };
+enum class ReadOrder { lifo, fifo };
+
+std::string to_string(Workload w);
+std::optional<Workload> parse_workload(const std::string& name);
+
+/// A directory tier given on the command line: --fast DIR:QUOTA, --slow DIR.
+struct DirTier {
+  std::string path;
+  std::uint64_t quota_bytes = 0;          ///< 0 = unlimited
+  std::uint64_t bandwidth_bytes_per_s = 0;  ///< 0 = uncapped
+};
+
+struct Options {
+  std::vector<Workload> workloads{Workload::micro};
+  std::vector<std::string> modes;         ///< as given, validated, without duplicates
+  std::uint64_t grid_bytes = 16ull << 20;
+  unsigned steps = 64;                    ///< per phase
+  std::vector<unsigned> io_ratios{2};     ///< --io-ratio, or the --sweep-io-ratio list
+  ReadOrder order = ReadOrder::lifo;      ///< micro's backward phase
+  bool compute = true;                    ///< --compute none: no kernel
+  std::uint64_t dram_bytes = 64ull << 20;
+  std::optional<DirTier> fast;
+  DirTier slow;
+  unsigned helper_threads = 2;
+  mlbs::Durability durability = mlbs::Durability::scratch;
+  std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite of the baselines
+  std::string out_dir = "./mlbs-bench-out";
+  std::string json_path;
+  std::string trace_path;
+  int threads = 0;                        ///< OpenMP threads; 0 = OpenMP's default
+  bool quiet = false;
+};
+
+}  // namespace mlbs_bench

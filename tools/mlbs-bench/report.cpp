@@ -1,0 +1,272 @@
+#include "report.hpp"
+
+#include <cinttypes>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <mlbs/config.hpp>
+
+#include "model.hpp"
+
+namespace mlbs_bench {
+
+std::string hex64(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+namespace {
+
+std::vector<model::TierTraffic> traffic(const std::vector<TierReport>& tiers) {
+  std::vector<model::TierTraffic> t;
+  for (const TierReport& r : tiers) t.push_back({r.bytes_in, r.bytes_out, r.busy_s});
+  return t;
+}
+
+std::string rate(double bytes_per_s) {
+  return bytes_per_s > 0 ? mlbs::format_bytes(std::uint64_t(bytes_per_s)) + "/s" : "-";
+}
+
+}  // namespace
+
+void apply_model(std::vector<RunResult>& group) {
+  const RunResult* ref = nullptr;
+  for (const RunResult& r : group)
+    if (r.mode == "sync" && r.error.empty()) ref = &r;
+  const double ref_wall = ref ? ref->wall_s : 0.0;
+  for (RunResult& r : group) {
+    const auto t = traffic(r.tiers);
+    r.io_s_model = model::io_s_model(t);
+    r.expected_speedup = ref ? model::expected_speedup(ref_wall, r.kernel_s, r.copy_s, r.io_s_model) : 0.0;
+    r.actual_speedup = ref && r.error.empty() ? model::actual_speedup(ref_wall, r.wall_s) : 0.0;
+  }
+}
+
+nlohmann::json to_json(const RunResult& r) {
+  nlohmann::json tiers = nlohmann::json::array();
+  for (const TierReport& t : r.tiers) {
+    tiers.push_back({{"name", t.name},
+                     {"kind", t.kind},
+                     {"path", t.path},
+                     {"capacity_bytes", t.capacity_bytes},
+                     {"bandwidth_cap_bytes_per_s", t.bandwidth_cap_bytes_per_s},
+                     {"bytes_in", t.bytes_in},
+                     {"bytes_out", t.bytes_out},
+                     {"peak_used_bytes", t.peak_used_bytes},
+                     {"stalls", t.stalls},
+                     {"busy_s", t.busy_s},
+                     {"bandwidth_bytes_per_s", model::observed_bandwidth({t.bytes_in, t.bytes_out, t.busy_s})},
+                     {"io_s", model::tier_io_s({t.bytes_in, t.bytes_out, t.busy_s})}});
+  }
+  nlohmann::json j = {{"workload", r.workload},
+                      {"mode", r.mode},
+                      {"io_ratio", r.io_ratio},
+                      {"grid_bytes", r.grid_bytes},
+                      {"grid_dims", r.grid_dims},
+                      {"steps", r.steps},
+                      {"snapshots", r.snapshots},
+                      {"bytes_written", r.bytes_written},
+                      {"bytes_read", r.bytes_read},
+                      {"wall_s", r.wall_s},
+                      {"kernel_s", r.kernel_s},
+                      {"hash_s", r.hash_s},
+                      {"copy_s", r.copy_s},
+                      {"write_block_s", r.write_block_s},
+                      {"read_block_s", r.read_block_s},
+                      {"finish_s", r.finish_s},
+                      {"io_s_model", r.io_s_model},
+                      {"overlap_bound_s", model::overlap_bound_s(r.kernel_s, r.copy_s, r.io_s_model)},
+                      {"expected_speedup", r.expected_speedup},
+                      {"actual_speedup", r.actual_speedup},
+                      {"tier_stats", tiers},
+                      {"result_checksum", hex64(r.result_checksum)},
+                      {"verified", r.verified},
+                      {"mismatches", r.mismatches},
+                      {"reference_only", r.reference_only},
+                      {"config", r.config},
+                      {"mode_stats", r.extra}};
+  if (r.image_checksum) j["image_checksum"] = hex64(*r.image_checksum);
+  if (!r.error.empty()) j["error"] = r.error;
+  return j;
+}
+
+void print_table(std::FILE* out, const std::vector<RunResult>& results) {
+  std::fprintf(out, "%-14s %-11s %5s %5s %8s %8s %7s %8s %8s %8s %8s %8s %5s  %s\n", "workload", "mode", "ratio",
+               "snaps", "wall_s", "kernel_s", "copy_s", "wblock_s", "rblock_s", "io_mdl_s", "expected", "actual",
+               "ok", "bottleneck tier (observed)");
+  for (const RunResult& r : results) {
+    std::string bottleneck = "-";
+    double worst = 0;
+    for (const TierReport& t : r.tiers) {
+      const model::TierTraffic tt{t.bytes_in, t.bytes_out, t.busy_s};
+      if (model::tier_io_s(tt) > worst) {
+        worst = model::tier_io_s(tt);
+        bottleneck = t.name + " " + rate(model::observed_bandwidth(tt));
+      }
+    }
+    const std::string mode = r.reference_only ? r.mode + "*" : r.mode;
+    if (!r.error.empty()) {
+      std::fprintf(out, "%-14s %-11s %5u %5u  FAILED: %s\n", r.workload.c_str(), mode.c_str(), r.io_ratio,
+                   r.snapshots, r.error.c_str());
+      continue;
+    }
+    std::fprintf(out, "%-14s %-11s %5u %5u %8.3f %8.3f %7.3f %8.3f %8.3f %8.3f %7.2fx %7.2fx %5s  %s\n",
+                 r.workload.c_str(), mode.c_str(), r.io_ratio, r.snapshots, r.wall_s, r.kernel_s, r.copy_s,
+                 r.write_block_s, r.read_block_s, r.io_s_model, r.expected_speedup, r.actual_speedup,
+                 r.verified ? "yes" : "NO", bottleneck.c_str());
+  }
+  bool any_ref = false;
+  for (const RunResult& r : results) any_ref |= r.reference_only;
+  if (any_ref) std::fprintf(out, "* sync runs first as the reference of every speedup, even when not in --modes\n");
+}
+
+// --- the checker --------------------------------------------------------------------------
+
+namespace {
+
+struct Checker {
+  std::vector<std::string> problems;
+
+  void fail(const std::string& where, const std::string& what) { problems.push_back(where + ": " + what); }
+
+  bool require(const nlohmann::json& o, const std::string& where, const char* key, nlohmann::json::value_t type) {
+    if (!o.contains(key)) {
+      fail(where, std::string("missing '") + key + "'");
+      return false;
+    }
+    const nlohmann::json& v = o.at(key);
+    bool ok = false;
+    switch (type) {
+      case nlohmann::json::value_t::number_unsigned: ok = v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); break;
+      case nlohmann::json::value_t::number_float: ok = v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0; break;
+      case nlohmann::json::value_t::string: ok = v.is_string(); break;
+      case nlohmann::json::value_t::boolean: ok = v.is_boolean(); break;
+      case nlohmann::json::value_t::array: ok = v.is_array(); break;
+      case nlohmann::json::value_t::object: ok = v.is_object(); break;
+      default: ok = true;
+    }
+    if (!ok) fail(where, std::string("'") + key + "' has the wrong type or a negative value: " + v.dump());
+    return ok;
+  }
+};
+
+bool is_hex16(const nlohmann::json& v) {
+  if (!v.is_string()) return false;
+  const std::string s = v.get<std::string>();
+  return s.size() == 16 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+std::vector<std::string> check_results(const nlohmann::json& doc, const std::vector<std::string>& expect_workloads,
+                                       const std::vector<std::string>& expect_modes) {
+  using vt = nlohmann::json::value_t;
+  Checker c;
+  if (!doc.is_array()) {
+    c.fail("document", "not a JSON array");
+    return c.problems;
+  }
+  if (doc.empty()) c.fail("document", "no results");
+
+  // (workload, io_ratio) -> mode -> checksum, for cross-mode comparisons
+  std::map<std::pair<std::string, unsigned>, std::map<std::string, std::string>> images, results;
+  std::map<std::pair<std::string, unsigned>, bool> have_sync;
+  std::set<std::pair<std::string, std::string>> seen;
+
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    const nlohmann::json& o = doc[i];
+    std::string where = "result " + std::to_string(i);
+    if (!o.is_object()) {
+      c.fail(where, "not an object");
+      continue;
+    }
+    bool ok = c.require(o, where, "workload", vt::string) & c.require(o, where, "mode", vt::string) &
+              c.require(o, where, "io_ratio", vt::number_unsigned);
+    if (!ok) continue;
+    const std::string workload = o["workload"], mode = o["mode"];
+    const unsigned ratio = o["io_ratio"];
+    where += " (" + workload + "/" + mode + " ratio " + std::to_string(ratio) + ")";
+    if (ratio == 0) c.fail(where, "io_ratio is 0");
+    seen.insert({workload, mode});
+    for (const char* k : {"grid_bytes", "steps", "snapshots", "bytes_written", "bytes_read"})
+      ok &= c.require(o, where, k, vt::number_unsigned);
+    for (const char* k : {"wall_s", "kernel_s", "copy_s", "write_block_s", "read_block_s", "io_s_model",
+                          "expected_speedup", "actual_speedup"})
+      ok &= c.require(o, where, k, vt::number_float);
+    ok &= c.require(o, where, "verified", vt::boolean);
+    ok &= c.require(o, where, "tier_stats", vt::array);
+    if (o.contains("error")) c.fail(where, "run failed: " + o["error"].dump());
+    if (!ok) continue;
+    if (!o["verified"].get<bool>()) c.fail(where, "snapshots read back did not verify");
+    if (o["wall_s"].get<double>() <= 0) c.fail(where, "wall_s is not positive");
+
+    const std::uint64_t snap_bytes = o["grid_bytes"], snapshots = o["snapshots"];
+    const std::uint64_t written = o["bytes_written"], read = o["bytes_read"];
+    if (written != snapshots * snap_bytes)
+      c.fail(where, "bytes_written " + std::to_string(written) + " != snapshots x grid_bytes");
+    const std::uint64_t want_read = workload == "writeonly" ? 0 : written;
+    if (read != want_read) c.fail(where, "bytes_read " + std::to_string(read) + ", expected " + std::to_string(want_read));
+
+    const nlohmann::json& tiers = o["tier_stats"];
+    if (tiers.empty()) c.fail(where, "tier_stats is empty");
+    std::uint64_t moved = 0;
+    for (std::size_t t = 0; t < tiers.size(); ++t) {
+      const std::string tw = where + " tier " + std::to_string(t);
+      if (!tiers[t].is_object()) {
+        c.fail(tw, "not an object");
+        continue;
+      }
+      bool tok = c.require(tiers[t], tw, "name", vt::string) & c.require(tiers[t], tw, "bytes_in", vt::number_unsigned) &
+                 c.require(tiers[t], tw, "bytes_out", vt::number_unsigned) &
+                 c.require(tiers[t], tw, "busy_s", vt::number_float) &
+                 c.require(tiers[t], tw, "bandwidth_bytes_per_s", vt::number_float);
+      if (tok) moved += tiers[t]["bytes_in"].get<std::uint64_t>() + tiers[t]["bytes_out"].get<std::uint64_t>();
+    }
+    if (written > 0 && moved == 0) c.fail(where, "no tier moved any bytes");
+
+    const auto key = std::make_pair(workload, ratio);
+    if (mode == "sync") {
+      have_sync[key] = true;
+      if (std::fabs(o["actual_speedup"].get<double>() - 1.0) > 1e-9)
+        c.fail(where, "sync is the reference: its actual_speedup must be 1");
+    } else {
+      have_sync.try_emplace(key, false);
+    }
+    if (workload == "rtm") {
+      if (!o.contains("image_checksum") || !is_hex16(o["image_checksum"]))
+        c.fail(where, "rtm needs image_checksum as 16 hex digits");
+      else
+        images[key][mode] = o["image_checksum"];
+    }
+    if (o.contains("result_checksum")) {
+      if (!is_hex16(o["result_checksum"])) c.fail(where, "result_checksum is not 16 hex digits");
+      else results[key][mode] = o["result_checksum"];
+    }
+  }
+
+  for (const auto& [key, ok] : have_sync)
+    if (!ok) c.fail(key.first + " ratio " + std::to_string(key.second), "no sync reference run");
+  auto same = [&](const auto& table, const char* what) {
+    for (const auto& [key, by_mode] : table) {
+      std::set<std::string> values;
+      for (const auto& [mode, v] : by_mode) values.insert(v);
+      if (values.size() > 1) {
+        std::string list;
+        for (const auto& [mode, v] : by_mode) list += " " + mode + "=" + v;
+        c.fail(key.first + " ratio " + std::to_string(key.second), std::string(what) + " differs between modes:" + list);
+      }
+    }
+  };
+  same(images, "image_checksum");
+  same(results, "result_checksum");
+
+  for (const std::string& w : expect_workloads)
+    for (const std::string& m : expect_modes)
+      if (!seen.count({w, m})) c.fail("document", "no result for " + w + "/" + m);
+  return c.problems;
+}
+
+}  // namespace mlbs_bench
