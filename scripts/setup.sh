@@ -9,6 +9,8 @@ packages=(
   libxxhash-dev          # xxHash3 record checksums
   libfmt-dev             # message formatting (g++ 12 has no std::format)
   libgtest-dev libgmock-dev  # unit and integration tests
+  libcli11-dev           # mlbs-bench's command line
+  nlohmann-json3-dev     # mlbs-bench's JSON results, trace tests
 )
 
 missing=()
@@ -22,4 +24,11 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# mlbs-plot draws with matplotlib (a Python package: pip, not apt, because the
+# python3 on PATH may not be Debian's).
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import matplotlib" >/dev/null 2>&1; then
+  echo "mlbs setup: installing matplotlib (pip)"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore matplotlib
 fi
