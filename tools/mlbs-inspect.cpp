@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "catalog/checksum.hpp"
 #include "catalog/journal.hpp"
@@ -116,29 +117,6 @@ bool hash_file(const fs::path& path, std::uint64_t expected_size, std::uint64_t&
   return true;
 }
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20)
-          out += fmt::format("\\u{:04x}", c);
-        else
-          out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-std::string json_str(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 
 const char* verdict_text(Verdict v) {
   switch (v) {
@@ -208,33 +186,29 @@ int run(const Options& opt) {
   }
 
   if (opt.json) {
-    std::string out = "{\n";
-    out += fmt::format("  \"store\": {},\n", json_str(opt.store));
-    out += fmt::format("  \"journal\": {},\n", json_str(journal.string()));
-    out += fmt::format("  \"entries\": {},\n", replay.entries.size());
-    out += fmt::format("  \"puts\": {},\n", puts);
-    out += fmt::format("  \"erases\": {},\n", erases);
-    out += fmt::format("  \"valid_bytes\": {},\n", replay.valid_bytes);
-    out += fmt::format("  \"torn_bytes\": {},\n", replay.torn_bytes);
-    out += fmt::format("  \"live_records\": {},\n", rows.size());
-    out += fmt::format("  \"total_bytes\": {},\n", total_bytes);
-    out += fmt::format("  \"verified\": {},\n", opt.verify ? "true" : "false");
-    if (opt.verify) out += fmt::format("  \"ok\": {},\n", failed ? "false" : "true");
-    out += "  \"records\": [";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      out += i ? ",\n    {" : "\n    {";
-      out += fmt::format("\"id\": {}, \"generation\": {}, \"size\": {}, \"checksum\": \"{:016x}\", ",
-                         r.entry.id, r.entry.generation, r.entry.size, r.entry.checksum);
-      out += fmt::format("\"file\": {}, \"file_state\": {}", json_str(r.file), json_str(to_string(r.state)));
+    nlohmann::ordered_json j = {
+        {"store", opt.store},           {"journal", journal.string()},
+        {"entries", replay.entries.size()}, {"puts", puts},
+        {"erases", erases},             {"valid_bytes", replay.valid_bytes},
+        {"torn_bytes", replay.torn_bytes}, {"live_records", rows.size()},
+        {"total_bytes", total_bytes},   {"verified", opt.verify}};
+    if (opt.verify) j["ok"] = !failed;
+    j["records"] = nlohmann::ordered_json::array();
+    for (const Row& r : rows) {
+      nlohmann::ordered_json rec = {{"id", r.entry.id},
+                                    {"generation", r.entry.generation},
+                                    {"size", r.entry.size},
+                                    {"checksum", fmt::format("{:016x}", r.entry.checksum)},
+                                    {"file", r.file},
+                                    {"file_state", to_string(r.state)}};
       if (opt.verify) {
-        out += fmt::format(", \"verify\": {}", json_str(verdict_text(r.verdict)));
-        if (!r.problem.empty()) out += fmt::format(", \"problem\": {}", json_str(r.problem));
+        rec["verify"] = verdict_text(r.verdict);
+        if (!r.problem.empty()) rec["problem"] = r.problem;
       }
-      out += "}";
+      j["records"].push_back(std::move(rec));
     }
-    out += rows.empty() ? "]\n}\n" : "\n  ]\n}\n";
-    std::fputs(out.c_str(), stdout);
+    // Invalid UTF-8 in a path is replaced, not a reason to fail.
+    std::puts(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return failed ? kExitVerifyFailed : kExitOk;
   }
 
