@@ -24,6 +24,7 @@
 
 #include "mlbs/mlbs.hpp"
 #include "support/temp_dir.hpp"
+#include "support/trace_json.hpp"
 #include "tiers/directory/directory_backend.hpp"
 
 namespace {
@@ -32,6 +33,8 @@ namespace fs = std::filesystem;
 namespace trace = mlbs::trace;
 using mlbs::test::TempDir;
 using nlohmann::json;
+using mlbs::test::spans;
+using mlbs::test::thread_names;
 
 constexpr std::size_t kElems = 4096;  // 16 KiB records
 constexpr std::uint64_t kRecBytes = kElems * sizeof(float);
@@ -48,21 +51,6 @@ class TraceEngine : public ::testing::Test {
     trace::clear();
   }
 };
-
-std::vector<json> spans(const json& doc) {
-  std::vector<json> out;
-  for (const json& e : doc.at("traceEvents"))
-    if (e.at("ph") == "X") out.push_back(e);
-  return out;
-}
-
-std::map<int, std::string> thread_names(const json& doc) {
-  std::map<int, std::string> out;
-  for (const json& e : doc.at("traceEvents"))
-    if (e.at("ph") == "M" && e.at("name") == "thread_name")
-      out[e.at("tid").get<int>()] = e.at("args").at("name").get<std::string>();
-  return out;
-}
 
 std::uint64_t bytes_of(const json& e) { return e.contains("args") ? e["args"].value("bytes", 0ull) : 0; }
 

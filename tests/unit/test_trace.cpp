@@ -16,12 +16,15 @@
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
 #include "support/temp_dir.hpp"
+#include "support/trace_json.hpp"
 #include "trace/recorder.hpp"
 
 namespace {
 
 namespace trace = mlbs::trace;
 using nlohmann::json;
+using mlbs::test::spans;
+using mlbs::test::thread_names;
 
 /// Every test starts and ends with tracing off, nothing recorded, the default bound.
 class Trace : public ::testing::Test {
@@ -36,23 +39,6 @@ class Trace : public ::testing::Test {
 };
 
 json parsed() { return json::parse(trace::chrome_json()); }
-
-/// The complete ("X") events of a parsed trace.
-std::vector<json> spans(const json& doc) {
-  std::vector<json> out;
-  for (const json& e : doc.at("traceEvents"))
-    if (e.at("ph") == "X") out.push_back(e);
-  return out;
-}
-
-/// tid -> name of the thread_name metadata events.
-std::map<int, std::string> thread_names(const json& doc) {
-  std::map<int, std::string> out;
-  for (const json& e : doc.at("traceEvents"))
-    if (e.at("ph") == "M" && e.at("name") == "thread_name")
-      out[e.at("tid").get<int>()] = e.at("args").at("name").get<std::string>();
-  return out;
-}
 
 const json* find_span(const std::vector<json>& all, const std::string& name) {
   for (const json& e : all)
