@@ -72,6 +72,15 @@ void write_range(mlbs::Store<float>& u, std::uint64_t first, std::uint64_t n, un
   }
 }
 
+/// Reads ids [first, first + n) back and checks every element: write_range's twin.
+void read_range(mlbs::Store<float>& u, std::uint64_t first, std::uint64_t n, unsigned salt = 0) {
+  for (std::uint64_t id = first; id < first + n; ++id) {
+    u.read(id);
+    expect_content(u, id, salt);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 std::vector<std::uint64_t> iota_ids(std::uint64_t first, std::uint64_t n) {
   std::vector<std::uint64_t> v;
   for (std::uint64_t id = first; id < first + n; ++id) v.push_back(id);
@@ -290,10 +299,7 @@ TEST(Persistent, DestructionWithoutFlushDrains) {
   mlbs::Runtime rt(persistent(dir));
   mlbs::Store<float> u(rt, "wavefield");
   ASSERT_EQ(u.ids(), iota_ids(0, n));
-  for (std::uint64_t id = 0; id < n; ++id) {
-    u.read(id);
-    expect_content(u, id);
-  }
+  read_range(u, 0, n);
 }
 
 // A runtime destroyed while its store is still alive drains too; the store closes afterwards.
@@ -310,10 +316,7 @@ TEST(Persistent, RuntimeDestroyedBeforeItsStoreDrains) {
   mlbs::Runtime rt(persistent(dir));
   mlbs::Store<float> u(rt, "wavefield");
   ASSERT_EQ(u.ids(), iota_ids(0, n));
-  for (std::uint64_t id = 0; id < n; ++id) {
-    u.read(id);
-    expect_content(u, id);
-  }
+  read_range(u, 0, n);
 }
 
 // In persistent mode read() keeps the record: contains() stays true and a second read gives the same bytes.
@@ -485,10 +488,7 @@ TEST(Persistent, TornJournalTailIsIgnored) {
     mlbs::Runtime rt(persistent(dir));
     mlbs::Store<float> u(rt, "wavefield");
     ASSERT_EQ(u.ids(), iota_ids(0, n));
-    for (std::uint64_t id = 0; id < n; ++id) {
-      u.read(id);
-      expect_content(u, id);
-    }
+    read_range(u, 0, n);
     write_range(u, n, 2);
     u.flush();
   }
