@@ -134,3 +134,57 @@ TEST(BenchReport, ErrorsAndWrongShapesFail) {
   rs[0].error = "boom";
   EXPECT_TRUE(mentions(mlbs_bench::check_results(doc(rs)), "run failed"));
 }
+
+// A tier that held more than its quota (capacity_bytes) fails the check.
+TEST(BenchReport, QuotaExceededFails) {
+  auto rs = std::vector<RunResult>{result("micro", "sync", 10, 4, 6), result("micro", "sync-fast", 8, 4, 5)};
+  rs[1].tiers[1].capacity_bytes = 2048;
+  rs[1].tiers[1].peak_used_bytes = 4096;
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(doc(rs)), "exceeds capacity_bytes"));
+  rs[1].tiers[1].peak_used_bytes = 2048;
+  EXPECT_FALSE(mentions(mlbs_bench::check_results(doc(rs)), "exceeds capacity_bytes"));
+}
+
+// Targets: blocking share, wall over the overlap bound, and the margin over the fastest other mode.
+TEST(BenchTargets, ComputeBoundGroupIsEvaluated) {
+  std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.0, 6.0), result("micro", "mlbs", 4.2, 4.0, 3.0),
+                              result("micro", "pagecache", 5.0, 4.0, 3.0)};
+  g[1].copy_s = 0.1;
+  g[1].write_block_s = 0.1;
+  g[1].read_block_s = 0.05;
+  mlbs_bench::apply_model(g);
+  const auto checks = mlbs_bench::evaluate_targets(g);
+  ASSERT_EQ(checks.size(), 1u);
+  const auto& c = checks[0];
+  EXPECT_TRUE(c.compute_bound);
+  EXPECT_DOUBLE_EQ(c.blocking_frac, 0.15 / 4.2);
+  EXPECT_DOUBLE_EQ(c.bound_ratio, 4.2 / 4.1);
+  EXPECT_EQ(c.best_other, "pagecache");
+  EXPECT_DOUBLE_EQ(c.margin, 5.0 / 4.2);
+  EXPECT_TRUE(c.blocking_ok() && c.bound_ok() && c.faster_ok());
+}
+
+// Each target fails on its own threshold: 5% blocking, 10% over the bound, not faster.
+TEST(BenchTargets, ThresholdsFail) {
+  std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.0, 6.0), result("micro", "mlbs", 5.0, 4.0, 1.0),
+                              result("micro", "writebehind", 4.9, 4.0, 1.0)};
+  g[1].write_block_s = 0.3;
+  mlbs_bench::apply_model(g);
+  const auto c = mlbs_bench::evaluate_targets(g).at(0);
+  EXPECT_FALSE(c.blocking_ok());
+  EXPECT_FALSE(c.bound_ok());
+  EXPECT_FALSE(c.faster_ok());
+  EXPECT_EQ(c.best_other, "writebehind");
+}
+
+// I/O time above compute marks the group I/O-bound; groups of other workloads do not mix.
+TEST(BenchTargets, IoBoundAndGroupsApart) {
+  std::vector<RunResult> g = {result("micro", "sync", 10.0, 1.0, 6.0), result("micro", "mlbs", 5.0, 1.0, 4.5),
+                              result("rtm", "sync", 3.0, 1.0, 6.0)};
+  mlbs_bench::apply_model(g);
+  const auto checks = mlbs_bench::evaluate_targets(g);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_FALSE(checks[0].compute_bound);
+  EXPECT_EQ(checks[0].best_other, "sync");
+  EXPECT_DOUBLE_EQ(checks[0].margin, 2.0);
+}

@@ -392,6 +392,7 @@ int main(int argc, char** argv) {
 
     // --- report -------------------------------------------------------------------------
     print_table(stdout, all);
+    print_targets(stdout, evaluate_targets(all));
     std::fflush(stdout);
     if (!o.json_path.empty()) {
       nlohmann::json doc = nlohmann::json::array();

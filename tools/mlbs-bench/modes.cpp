@@ -39,7 +39,8 @@ std::string describe_mode(const std::string& mode) {
   if (mode == "mlbs") return "the library: --dram, [--fast], --slow tiers, schedule = the workload's read order";
   if (mode == "sync")
     return "reference: write + fdatasync to --slow, pages dropped (FADV_DONTNEED), read back cold; always run first";
-  if (mode == "sync-fast") return "the same as sync on the --fast dir";
+  if (mode == "sync-fast")
+    return "the same as sync on the --fast dir up to its quota, the rest on --slow (the burst-buffer baseline)";
   if (mode == "writebehind")
     return "asynchronous write-behind to --slow with the same DRAM budget, no prefetching: the library with "
            "Schedule::unknown() (LRU, reads on demand) and only [DRAM, slow] tiers";
@@ -224,15 +225,32 @@ class MlbsMode final : public Mode {
 
 // --- sync and sync-fast ------------------------------------------------------------
 
+/// A directory the synchronous baselines write to: its folder, quota (the
+/// burst buffer's capacity; 0 = unlimited) and bandwidth cap.
+struct SyncDevice {
+  fs::path dir;
+  std::string name;
+  std::uint64_t quota_bytes = 0;
+  std::uint64_t bandwidth_bytes_per_s = 0;
+};
+
+/// Synchronous I/O: each write is written, fdatasync'ed and dropped from the
+/// page cache before write() returns; each read is cold. Snapshots go to the
+/// first device with room (sync-fast: the fast folder up to its quota, then
+/// the slow one, as a user with a burst buffer of that size would have to).
 class SyncMode final : public Mode {
  public:
-  SyncMode(const Plan& plan, const Options& o, fs::path dir, std::string tier_name, std::uint64_t bw)
+  SyncMode(const Plan& plan, const Options& o, const std::vector<SyncDevice>& devices)
       : bytes_(plan.snapshot_bytes()), chunk_(o.io_chunk_bytes), persistent_(o.durability == mlbs::Durability::persistent),
-        dir_(std::move(dir)), buf_(bytes_), pacer_(bw) {
-    tier_.name = std::move(tier_name);
-    tier_.kind = "directory";
-    tier_.path = dir_.string();
-    tier_.bandwidth_cap_bytes_per_s = bw;
+        buf_(bytes_) {
+    for (const SyncDevice& d : devices) {
+      Device& dev = devs_.emplace_back(d);
+      dev.report.name = d.name;
+      dev.report.kind = "directory";
+      dev.report.path = d.dir.string();
+      dev.report.capacity_bytes = d.quota_bytes;
+      dev.report.bandwidth_cap_bytes_per_s = d.bandwidth_bytes_per_s;
+    }
   }
 
   float* buffer() override { return buf_.floats(); }
@@ -240,67 +258,87 @@ class SyncMode final : public Mode {
   void write(std::uint64_t id) override {
     mlbs::trace::Scope scope("write", "write_block");
     const auto t0 = Clock::now();
-    Fd f(snapshot_path(dir_, id), O_WRONLY | O_CREAT | O_TRUNC);
+    Device& dev = device_with_room();
+    Fd f(snapshot_path(dev.spec.dir, id), O_WRONLY | O_CREAT | O_TRUNC);
     for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
       const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
       f.write_all(buf_.bytes() + off, n, off);
-      pacer_.pass(n);
+      dev.pacer.pass(n);
     }
     f.datasync();
     f.advise(POSIX_FADV_DONTNEED);   // read back cold
     f.close();
     const double dt = seconds(Clock::now() - t0);
     write_block_s_ += dt;
-    tier_.busy_s += dt;
-    tier_.bytes_in += bytes_;
-    held_ += bytes_;
-    tier_.peak_used_bytes = std::max(tier_.peak_used_bytes, held_);
+    dev.report.busy_s += dt;
+    dev.report.bytes_in += bytes_;
+    dev.held += bytes_;
+    dev.report.peak_used_bytes = std::max(dev.report.peak_used_bytes, dev.held);
+    where_[id] = std::size_t(&dev - devs_.data());
   }
 
   void read(std::uint64_t id) override {
     mlbs::trace::Scope scope("read", "read_block");
     const auto t0 = Clock::now();
-    const fs::path path = snapshot_path(dir_, id);
+    auto at = where_.find(id);
+    if (at == where_.end()) throw std::runtime_error("sync: snapshot " + std::to_string(id) + " was never written");
+    Device& dev = devs_[at->second];
+    const fs::path path = snapshot_path(dev.spec.dir, id);
     {
       Fd f(path, O_RDONLY);
       for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
         const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
         f.read_all(buf_.bytes() + off, n, off);
-        pacer_.pass(n);
+        dev.pacer.pass(n);
       }
       f.close();
     }
     if (!persistent_) {
       if (::unlink(path.c_str()) != 0) fail(errno, "cannot remove", path);
-      held_ -= bytes_;
+      dev.held -= bytes_;
+      where_.erase(at);
     }
     const double dt = seconds(Clock::now() - t0);
     read_block_s_ += dt;
-    tier_.busy_s += dt;
-    tier_.bytes_out += bytes_;
+    dev.report.busy_s += dt;
+    dev.report.bytes_out += bytes_;
   }
 
   void finish() override {
-    if (persistent_) sync_dir(dir_);
+    if (persistent_)
+      for (const Device& d : devs_) sync_dir(d.spec.dir);
   }
 
   ModeStats stats() const override {
     ModeStats m;
     m.write_block_s = write_block_s_;
     m.read_block_s = read_block_s_;
-    m.tiers = {tier_};
+    for (const Device& d : devs_) m.tiers.push_back(d.report);
     m.extra = {{"fdatasync", true}, {"fadvise", "DONTNEED after every write"}};
+    if (devs_.size() > 1) m.extra["spilled"] = devs_.back().report.bytes_in / std::max<std::uint64_t>(1, bytes_);
     return m;
   }
 
  private:
+  struct Device {
+    explicit Device(const SyncDevice& d) : spec(d), pacer(d.bandwidth_bytes_per_s) {}
+    SyncDevice spec;
+    Pacer pacer;
+    TierReport report;
+    std::uint64_t held = 0;
+  };
+
+  Device& device_with_room() {
+    for (Device& d : devs_)
+      if (d.spec.quota_bytes == 0 || d.held + bytes_ <= d.spec.quota_bytes) return d;
+    return devs_.back();   // the last device is unlimited (the slow tier)
+  }
+
   std::uint64_t bytes_, chunk_;
   bool persistent_;
-  fs::path dir_;
   Buffer buf_;
-  Pacer pacer_;
-  TierReport tier_;
-  std::uint64_t held_ = 0;
+  std::vector<Device> devs_;
+  std::map<std::uint64_t, std::size_t> where_;   ///< snapshot id -> index in devs_
   double write_block_s_ = 0, read_block_s_ = 0;
 };
 
@@ -333,6 +371,7 @@ class PageCacheMode final : public Mode {
   float* buffer() override { return buf_.floats(); }
 
   void write(std::uint64_t id) override {
+    make_room(bytes_, id);   // the new pages must fit the budget too
     {
       mlbs::trace::Scope scope("write", "copy");   // a buffered write is a copy into the cache
       const auto t0 = Clock::now();
@@ -352,7 +391,6 @@ class PageCacheMode final : public Mode {
     dev_.bytes_in += bytes_;
     mem_.bytes_in += bytes_;
     cache(id);
-    make_room(0, id);
   }
 
   void read(std::uint64_t id) override {
@@ -520,10 +558,12 @@ std::unique_ptr<Mode> make_mode(const std::string& mode, const Plan& plan, const
                                 const RunDirs& dirs) {
   if (mode == "mlbs") return std::make_unique<MlbsMode>(plan, o, dirs, false);
   if (mode == "writebehind") return std::make_unique<MlbsMode>(plan, o, dirs, true);
-  if (mode == "sync") return std::make_unique<SyncMode>(plan, o, dirs.slow, "slow", o.slow.bandwidth_bytes_per_s);
+  const SyncDevice slow{dirs.slow, "slow", 0, o.slow.bandwidth_bytes_per_s};
+  if (mode == "sync") return std::make_unique<SyncMode>(plan, o, std::vector{slow});
   if (mode == "sync-fast") {
     if (!o.fast || dirs.fast.empty()) throw std::invalid_argument("sync-fast needs --fast");
-    return std::make_unique<SyncMode>(plan, o, dirs.fast, "fast", o.fast->bandwidth_bytes_per_s);
+    const SyncDevice fast{dirs.fast, "fast", o.fast->quota_bytes, o.fast->bandwidth_bytes_per_s};
+    return std::make_unique<SyncMode>(plan, o, std::vector{fast, slow});
   }
   if (mode == "pagecache") return std::make_unique<PageCacheMode>(plan, o, dirs.slow);
   throw std::invalid_argument("mode '" + mode + "' cannot run: " +

@@ -123,6 +123,56 @@ void print_table(std::FILE* out, const std::vector<RunResult>& results) {
   if (any_ref) std::fprintf(out, "* sync runs first as the reference of every speedup, even when not in --modes\n");
 }
 
+// --- targets ----------------------------------------------------------------------------
+
+std::vector<TargetCheck> evaluate_targets(const std::vector<RunResult>& results) {
+  std::vector<TargetCheck> checks;
+  for (const RunResult& m : results) {
+    if (m.mode != "mlbs" || !m.error.empty() || m.wall_s <= 0) continue;
+    TargetCheck c;
+    c.workload = m.workload;
+    c.io_ratio = m.io_ratio;
+    const double compute_s = m.kernel_s + m.copy_s;
+    c.compute_bound = compute_s >= m.io_s_model;
+    c.blocking_frac = (m.write_block_s + m.read_block_s) / m.wall_s;
+    const double bound = model::overlap_bound_s(m.kernel_s, m.copy_s, m.io_s_model);
+    c.bound_ratio = bound > 0 ? m.wall_s / bound : 0.0;
+    const RunResult* best = nullptr;
+    for (const RunResult& r : results)
+      if (r.workload == m.workload && r.io_ratio == m.io_ratio && r.mode != "mlbs" && r.error.empty() &&
+          r.wall_s > 0 && (!best || r.wall_s < best->wall_s))
+        best = &r;
+    if (best) {
+      c.best_other = best->mode;
+      c.margin = best->wall_s / m.wall_s;
+    }
+    checks.push_back(std::move(c));
+  }
+  return checks;
+}
+
+void print_targets(std::FILE* out, const std::vector<TargetCheck>& checks) {
+  if (checks.empty()) return;
+  std::fprintf(out, "\ntargets for mlbs (compute-bound groups: blocking <= 5%% of wall, wall <= 1.10 x model bound, "
+                    "faster than every other mode)\n");
+  std::fprintf(out, "%-14s %5s %-13s %9s %11s %-12s %8s  %s\n", "workload", "ratio", "regime", "blocking",
+               "wall/bound", "best other", "margin", "verdict");
+  for (const TargetCheck& c : checks) {
+    std::string verdict;
+    if (!c.compute_bound) verdict = c.faster_ok() ? "I/O-bound: faster than all" : "I/O-bound: NOT fastest";
+    else if (c.blocking_ok() && c.bound_ok() && c.faster_ok()) verdict = "met";
+    else {
+      verdict = "NOT met:";
+      if (!c.blocking_ok()) verdict += " blocking";
+      if (!c.bound_ok()) verdict += " bound";
+      if (!c.faster_ok()) verdict += " slower than " + c.best_other;
+    }
+    std::fprintf(out, "%-14s %5u %-13s %8.1f%% %10.2fx %-12s %7.2fx  %s\n", c.workload.c_str(), c.io_ratio,
+                 c.compute_bound ? "compute-bound" : "I/O-bound", 100 * c.blocking_frac, c.bound_ratio,
+                 c.best_other.empty() ? "-" : c.best_other.c_str(), c.margin, verdict.c_str());
+  }
+}
+
 // --- the checker --------------------------------------------------------------------------
 
 namespace {
@@ -224,6 +274,12 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
                  c.require(tiers[t], tw, "busy_s", vt::number_float) &
                  c.require(tiers[t], tw, "bandwidth_bytes_per_s", vt::number_float);
       if (tok) moved += tiers[t]["bytes_in"].get<std::uint64_t>() + tiers[t]["bytes_out"].get<std::uint64_t>();
+      // A quota is the tier's capacity: no mode may use more (sync-fast spills to slow instead).
+      const nlohmann::json& cap = tiers[t].value("capacity_bytes", nlohmann::json());
+      const nlohmann::json& peak = tiers[t].value("peak_used_bytes", nlohmann::json());
+      if (cap.is_number_unsigned() && peak.is_number_unsigned() && cap.get<std::uint64_t>() > 0 &&
+          peak.get<std::uint64_t>() > cap.get<std::uint64_t>())
+        c.fail(tw, "peak_used_bytes " + peak.dump() + " exceeds capacity_bytes " + cap.dump());
     }
     if (written > 0 && moved == 0) c.fail(where, "no tier moved any bytes");
 

@@ -57,6 +57,26 @@ void apply_model(std::vector<RunResult>& group);
 nlohmann::json to_json(const RunResult& r);
 void print_table(std::FILE* out, const std::vector<RunResult>& results);
 
+/// The project's targets for one (workload, io_ratio) group with an mlbs run
+/// (docs/benchmarking.md, "Targets"): how mlbs fared against the model and
+/// against every other mode of the group.
+struct TargetCheck {
+  std::string workload;
+  unsigned io_ratio = 0;
+  bool compute_bound = false;     ///< mlbs kernel_s + copy_s >= its io_s_model
+  double blocking_frac = 0;       ///< (write_block_s + read_block_s) / wall_s of mlbs
+  double bound_ratio = 0;         ///< mlbs wall_s / max(kernel_s + copy_s, io_s_model)
+  std::string best_other;         ///< fastest other mode (sync included)
+  double margin = 0;              ///< best_other wall_s / mlbs wall_s (> 1: mlbs is faster)
+  bool blocking_ok() const { return blocking_frac <= 0.05; }
+  bool bound_ok() const { return bound_ratio <= 1.10; }
+  bool faster_ok() const { return margin > 1.0; }
+};
+
+/// One TargetCheck per (workload, io_ratio) group whose mlbs run succeeded.
+std::vector<TargetCheck> evaluate_targets(const std::vector<RunResult>& results);
+void print_targets(std::FILE* out, const std::vector<TargetCheck>& checks);
+
 /// Problems with a results document (empty = valid): the schema of every
 /// object, verified == true, no errors, byte counts consistent, sync present
 /// per (workload, io_ratio) with actual_speedup 1, image_checksum and
