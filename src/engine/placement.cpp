@@ -15,27 +15,50 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   std::vector<std::uint64_t> left(tier_capacity.size());
   for (std::size_t t = 1; t < tier_capacity.size(); ++t)
     left[t] = tier_capacity[t] == 0 ? kUnlimited : tier_capacity[t];
+  auto take = [&](std::size_t t, std::uint64_t bytes) {
+    if (left[t] != kUnlimited) left[t] -= bytes;
+  };
+  auto give = [&](std::size_t t, std::uint64_t bytes) {
+    if (left[t] != kUnlimited) left[t] += bytes;
+  };
+  auto usable = [&](const PlacementItem& it, std::size_t t) {
+    return !((it.avoid_mask >> t) & 1u) && it.bytes <= left[t];
+  };
 
+  // DRAM: an inclusive cache of the soonest records.
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const PlacementItem& it = ranked[i];
     if (it.mem_bytes <= mem_left && !(it.avoid_mask & 1u)) {
       p.in_memory[i] = true;
       mem_left -= it.mem_bytes;
-      // Keep the file copy where it is, if that tier still has room for it.
-      if (it.file_copy > 0 && static_cast<std::size_t>(it.file_copy) < left.size() &&
-          !((it.avoid_mask >> it.file_copy) & 1u) && it.bytes <= left[it.file_copy]) {
-        if (left[it.file_copy] != kUnlimited) left[it.file_copy] -= it.bytes;
-        p.dir_tier[i] = it.file_copy;
-        continue;
-      }
     }
-    for (std::size_t t = 1; t < left.size(); ++t) {
-      if ((it.avoid_mask >> t) & 1u) continue;
-      if (it.bytes <= left[t]) {
-        if (left[t] != kUnlimited) left[t] -= it.bytes;
-        p.dir_tier[i] = static_cast<int>(t);
-        break;
-      }
+  }
+  // File tiers: a record keeps the copy it has, soonest first while the tier
+  // has room (a shrunken quota sends the latest ones down). Evicting a
+  // resident to admit a sooner record would cost two transfers on the faster
+  // tier and save nothing on the slower one when each record is read once.
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const PlacementItem& it = ranked[i];
+    const int t = it.file_copy;
+    if (t > 0 && static_cast<std::size_t>(t) < left.size() && usable(it, std::size_t(t))) {
+      take(std::size_t(t), it.bytes);
+      p.dir_tier[i] = t;
+    }
+  }
+  // Free room goes to the soonest records: newcomers take the fastest tier
+  // with room; residents not held in DRAM move up into it (prefetch between
+  // file tiers). A record read from DRAM has no use for a faster file copy.
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const PlacementItem& it = ranked[i];
+    const int have = p.dir_tier[i];
+    if (have > 0 && p.in_memory[i]) continue;
+    const std::size_t limit = have > 0 ? std::size_t(have) : left.size();
+    for (std::size_t t = 1; t < limit; ++t) {
+      if (!usable(it, t)) continue;
+      if (have > 0) give(std::size_t(have), it.bytes);
+      take(t, it.bytes);
+      p.dir_tier[i] = static_cast<int>(t);
+      break;
     }
   }
   return p;

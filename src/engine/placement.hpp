@@ -1,6 +1,7 @@
-// mlbs — Belady placement: given records ranked by next use (soonest first)
-// and tier capacities, where each record should live. Pure and unit-tested;
-// the engine then moves records towards this target.
+// mlbs — placement: given records ranked by next use (soonest first) and tier
+// capacities, where each record should live (Belady's ranking, without
+// demotions between file tiers). Pure and unit-tested; the engine then moves
+// records towards this target.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,7 @@ struct PlacementItem {
   std::uint64_t bytes = 0;       ///< record size on file tiers
   std::uint64_t mem_bytes = 0;   ///< size of its DRAM slot (block-rounded)
   std::uint32_t avoid_mask = 0;  ///< tiers that failed for this record
-  /// File tier already holding a copy, or -1. A record placed in DRAM keeps
-  /// that copy rather than taking room in a faster file tier: it will be read
-  /// from DRAM, so the faster tier's room is better spent on the records after it.
+  /// Fastest file tier already holding a copy, or -1 (see place()).
   int file_copy = -1;
 };
 
@@ -25,9 +24,13 @@ struct Placement {
 
 /// DRAM is an inclusive cache filled with the soonest-used records that fit
 /// `mem_capacity`; file tiers (indices 1..n-1 of `tier_capacity`, 0 = unlimited)
-/// hold every record exclusively, soonest-used in the fastest tier with room.
-/// A record larger than what is left of a tier skips it; so do avoided tiers.
-/// A record placed in DRAM that already has a file copy stays in that tier.
+/// hold every record exclusively. A record keeps the file copy it has while
+/// that tier has room for it (soonest first): residents are never demoted to
+/// admit a sooner record, since with each record read once that saves no
+/// transfer on the slower tier and costs two on the faster one. Room left
+/// goes by rank: a record without a copy takes the fastest tier with room; a
+/// resident not held in DRAM moves up into it. A record larger than what is
+/// left of a tier skips it; so do avoided tiers.
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity);
 

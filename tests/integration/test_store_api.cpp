@@ -654,57 +654,6 @@ struct GatedDirectories {
   ~GatedDirectories() { tier_gate().release(); }  // before the built-in factory comes back
 };
 
-// With two helpers, a record's file on a tier that one helper is removing (a
-// copy that moved away) must not be recreated by the other helper before the
-// removal ran: the late unlink would delete the new copy the catalog relies on.
-// Staged: X moves slow -> fast (its slow file's removal is held), then back to
-// slow (a new slow file, same name), then the held removal runs.
-TEST(StoreApi, RemovalOfAMovedCopyDoesNotDeleteItsNewCopy) {
-  GatedDirectories gated;
-  TempDir dir;
-  constexpr std::size_t kSmall = kPage / sizeof(float);  // one-page records
-  mlbs::Config cfg;
-  cfg.tiers = {mlbs::Tier::memory(kPage), mlbs::Tier::directory(dir / "fast", kPage),
-               mlbs::Tier::directory(dir / "slow")};
-  cfg.schedule = mlbs::Schedule::lifo();
-  cfg.helper_threads = 2;
-  mlbs::Runtime rt(cfg);
-  mlbs::Store<float> u(rt, "race", kSmall);
-  const std::uint64_t X = 1, A = 2, B = 3;
-  fill(u, X);
-  u.write(X);
-  u.flush();
-  fill(u, A);
-  u.write(A);  // newest: takes the fast tier's single page, X moves to slow
-  u.flush();
-  ASSERT_EQ(u.info(X).tiers, std::vector<int>{2}) << "setup: X should sit on the slow tier alone";
-
-  tier_gate().arm(TierGate::Hold::remove, 2, X);
-  u.erase(A);  // X is the newest again: it moves up to fast, its slow file is removed (held)
-  ASSERT_TRUE(tier_gate().wait_held(std::chrono::seconds(10))) << "X never left the slow tier";
-  fill(u, B);
-  u.write(B);  // newest: takes fast, X moves back down to slow
-  // A buggy engine recreates X's slow file now; a correct one waits for the
-  // held removal first (then this bounded wait just runs out).
-  const bool recreated_early = tier_gate().wait_created(std::chrono::seconds(1));
-  tier_gate().release();
-  u.flush();
-  EXPECT_FALSE(recreated_early) << "X's slow file was recreated while its removal was in flight";
-  EXPECT_EQ(count_files(dir.path()), u.ids().size()) << "a record's file is missing on disk";
-  try {
-    u.read(X);
-    expect_floats(u, X, kSmall);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "X's only copy was deleted by the late removal: " << e.what();
-  }
-  try {
-    u.read(B);
-    expect_floats(u, B, kSmall);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "read(B): " << e.what();
-  }
-}
-
 // Persistent, two helpers: a record erased while a helper still copies it to
 // the last tier, then written again under the same id. The old generation's
 // journal entry may land after the new one's; recovery must still list the id

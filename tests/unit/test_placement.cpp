@@ -153,14 +153,47 @@ TEST(Placement, DramRecordKeepsItsFileCopy) {
 }  // namespace
 
 namespace {
-// A DRAM record's file copy stays only while its tier has room left for it:
-// placement never plans a tier beyond its quota.
+// Copies stay only while their tier has room: when a quota shrank below what
+// residents hold, the soonest keep their place and the latest go down.
 TEST(Placement, KeptFileCopyRespectsTheQuota) {
   std::vector<mlbs::engine::PlacementItem> ranked = {
-      {3000, 4096, 0, -1},  // soonest, DRAM only: takes the fast tier
-      {2000, 4096, 0, 1},   // in DRAM with a fast copy: no room left for it there
+      {3000, 4096, 0, 1},  // soonest, fast copy: stays
+      {2000, 4096, 0, 1},  // fast copy, no room left for it there: down
   };
   auto p = mlbs::engine::place(ranked, 8192, {0, 4000, 0});
+  EXPECT_EQ(p.dir_tier[0], 1);
+  EXPECT_EQ(p.dir_tier[1], 2);
+}
+
+// A resident is not demoted to admit a sooner record: the newcomer takes the next tier with room.
+TEST(Placement, ResidentIsNotDemotedForASoonerRecord) {
+  std::vector<mlbs::engine::PlacementItem> ranked = {
+      {4096, 4096, 0, -1},  // soonest, no file copy yet
+      {4096, 4096, 0, 1},   // later, already on the fast tier (full)
+  };
+  auto p = mlbs::engine::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier[0], 2);
+  EXPECT_EQ(p.dir_tier[1], 1);
+}
+
+// Room in a faster tier goes to the soonest records below it (prefetch between file tiers).
+TEST(Placement, ResidentsMoveUpIntoFreeRoomSoonestFirst) {
+  std::vector<mlbs::engine::PlacementItem> ranked = {
+      {4096, 4096, 0, 2},  // soonest on the slow tier: moves up
+      {4096, 4096, 0, 2},  // next: no room left above, stays
+  };
+  auto p = mlbs::engine::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier[0], 1);
+  EXPECT_EQ(p.dir_tier[1], 2);
+}
+
+// Moving up frees the room the record held, for the records after it.
+TEST(Placement, MovingUpFreesTheRoomBelow) {
+  std::vector<mlbs::engine::PlacementItem> ranked = {
+      {4096, 4096, 0, 2},   // on tier 2 (full): moves up to tier 1
+      {4096, 4096, 0, -1},  // newcomer: tier 1 now full, takes the freed room on tier 2
+  };
+  auto p = mlbs::engine::place(ranked, 0, {0, 4096, 4096, 0});
   EXPECT_EQ(p.dir_tier[0], 1);
   EXPECT_EQ(p.dir_tier[1], 2);
 }
