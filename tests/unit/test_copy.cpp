@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,11 @@
 #if MLBS_TEST_OPENMP
 #include <omp.h>
 #endif
+
+namespace mlbs::copy {
+// Test names and failure messages show "avx2", not the enum's bytes.
+void PrintTo(Path path, std::ostream* os) { *os << name(path); }
+}  // namespace mlbs::copy
 
 namespace {
 
