@@ -76,7 +76,8 @@ unsigned default_threads() noexcept;
 /// the library itself does not link OpenMP).
 bool application_uses_openmp() noexcept;
 
-/// e.g. "avx2-nt from 16 MiB (L3 32 MiB, sysfs), memcpy below; 2 threads (OpenMP)".
+/// e.g. "avx2-nt from 16 MiB (L3 32 MiB, sysfs), memcpy below; 2 threads (the
+/// application's OpenMP)".
 std::string describe();
 
 // --- the pieces, exposed for tests --------------------------------------------
