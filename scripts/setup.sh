@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev  # unit and integration tests
   libcli11-dev           # mlbs-bench's command line
   nlohmann-json3-dev     # mlbs-bench's JSON results, trace tests
+  libbenchmark-dev       # micro-benchmarks of the copy into DRAM slots (benchmarks/)
 )
 
 missing=()

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "catalog/checksum.hpp"
+#include "copy/copy.hpp"
 #include "engine/placement.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
@@ -955,7 +956,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   if (tracing && waited)
     trace::span("write blocked", "write_block", trace_ns(wait_start), trace_ns(wait_end), bytes);
   const auto copy_start = Clock::now();
-  if (bytes) std::memcpy(block->data(), data, bytes);
+  if (bytes) copy::bulk(block->data(), data, bytes);
   const auto copy_end = Clock::now();
   const std::uint64_t copy_ns = ns_between(copy_start, copy_end);
   if (tracing) trace::span("copy into slot", "copy", trace_ns(copy_start), trace_ns(copy_end), bytes);
@@ -1049,7 +1050,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   lock.unlock();
   if (buf.capacity() < size) buf = detail::Block::allocate(size);
   const std::uint64_t copy_start = trace::enabled() ? trace::now_ns() : 0;
-  if (size) std::memcpy(buf.data(), r->slot.data(), size);
+  if (size) copy::bulk(buf.data(), r->slot.data(), size);
   if (copy_start) trace::span("copy out of slot", "copy", copy_start, trace::now_ns(), size);
   lock.lock();
   --r->pins;
