@@ -34,6 +34,11 @@ int simulated_uring_failure() noexcept {
   if (s == "ENOMEM") return ENOMEM;
   return ENOSYS;
 }
+
+bool simulated_odirect_failure() noexcept {
+  const char* v = std::getenv("MLBS_TEST_ODIRECT_FAIL");
+  return v && *v && std::string_view(v) != "0";
+}
 }  // namespace hooks
 
 bool io_uring_compiled() noexcept {

@@ -27,10 +27,13 @@ namespace hooks {
 /// Test hooks, read from the environment each time a backend is built:
 ///  * MLBS_TEST_URING_FAIL: simulate a failing io_uring_queue_init. "1" (or
 ///    "ENOSYS") gives ENOSYS, "EPERM" EPERM, "ENOMEM" ENOMEM; unset/empty/"0": no.
+///  * MLBS_TEST_ODIRECT_FAIL=1: probe() finds O_DIRECT refused (EINVAL), as on
+///    file systems without it.
 ///  * MLBS_TEST_IO_BACKEND=pread|io_uring: what io_backend = auto means, so a
 ///    whole test suite runs against one backend (tiers that use the page
 ///    cache keep pread). Explicit io_backend values are left alone.
 int simulated_uring_failure() noexcept;
+bool simulated_odirect_failure() noexcept;
 }  // namespace hooks
 
 }  // namespace mlbs::tiers

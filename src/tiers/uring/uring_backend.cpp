@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 static_assert(kDirectAlign == mlbs::detail::kBlockAlign, "blocks are aligned for O_DIRECT");
 
 int setup_error(unsigned entries) noexcept {
-  if (int err = tiers::hooks::simulated_uring_failure()) return err;
+  if (int err = hooks::simulated_uring_failure()) return err;
   io_uring ring;
   if (int rc = io_uring_queue_init(entries, &ring, 0); rc < 0) return -rc;
   // IORING_OP_READ/WRITE (Linux 5.6) come with the probe interface itself.
@@ -53,6 +53,8 @@ class ThreadRing {
   ~ThreadRing() { close(); }
   /// A ring with room for `entries` requests, or nullptr (errno in `err`).
   io_uring* get(unsigned entries, int& err) {
+    // A forked child must not submit to the ring it shares with its parent.
+    if (entries_ && pid_ != ::getpid()) close();
     if (entries_ < entries) {
       close();
       if (int rc = io_uring_queue_init(entries, &ring_, 0); rc < 0) {
@@ -60,6 +62,7 @@ class ThreadRing {
         return nullptr;
       }
       entries_ = entries;
+      pid_ = ::getpid();
     }
     return &ring_;
   }
@@ -72,6 +75,7 @@ class ThreadRing {
  private:
   io_uring ring_{};
   unsigned entries_ = 0;
+  pid_t pid_ = 0;
 };
 
 thread_local ThreadRing t_ring;
@@ -491,7 +495,8 @@ void UringDirectoryBackend::do_probe() {
   // Does this file system take O_DIRECT at our alignment? Try one block.
   const fs::path probe =
       root() / fmt::format(".mlbs-odirect-probe.{}.{}", ::getpid(), g_probe_serial.fetch_add(1));
-  const int fd = open_direct(probe, O_RDWR | O_CREAT | O_EXCL);
+  const int fd = hooks::simulated_odirect_failure() ? (errno = EINVAL, -1)
+                                                     : open_direct(probe, O_RDWR | O_CREAT | O_EXCL);
   if (fd < 0) {
     const int err = errno;
     give_up(err, fmt::format("the file system of {} refuses O_DIRECT ({})", root().string(), std::strerror(err)));
