@@ -306,6 +306,19 @@ TEST_F(UringBackend, DurableCommitLeavesCompleteFile) {
   EXPECT_EQ(std::memcmp(raw.data(), data.data(), data.size()), 0);
 }
 
+// The file holds what was written, even when create() announced more (blocks allocated up front are cut).
+TEST_F(UringBackend, FileHoldsWhatWasWritten) {
+  const auto data = pattern(5000);
+  const auto src = aligned_copy(data);
+  {
+    auto w = tier->create(ref, 3 << 20);
+    w->write(0, src.data(), data.size());
+    w->commit(false);
+  }
+  EXPECT_EQ(fs::file_size(file()), data.size());
+  EXPECT_EQ(get(ref, data.size(), 4096), data);
+}
+
 // A writer destroyed without commit() removes its partial file.
 TEST_F(UringBackend, UncommittedWriterRemovesPartialFile) {
   const auto src = aligned_copy(pattern(10'000));

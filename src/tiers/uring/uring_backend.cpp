@@ -285,7 +285,16 @@ class UringObject {
 
 class UringWriter final : public ObjectWriter, UringObject {
  public:
-  using UringObject::UringObject;
+  UringWriter(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path, int fd, std::uint64_t size)
+      : UringObject(tier, ref, std::move(path), fd) {
+    // O_DIRECT writes that extend a file take the inode lock exclusively
+    // (ext4, xfs), so the requests in flight would run one after another;
+    // blocks allocated up front make them writes within the file's size,
+    // which run side by side. Best effort: without fallocate the writes
+    // allocate as they go. The padding and any excess are cut at commit.
+    const std::uint64_t blocks = align_up(static_cast<std::size_t>(size));
+    if (blocks > 0 && ::fallocate(fd_, 0, 0, static_cast<off_t>(blocks)) == 0) file_bytes_ = blocks;
+  }
   ~UringWriter() override {
     close_fd();
     if (!committed_) ::unlink(path_.c_str());
@@ -353,10 +362,12 @@ class UringWriter final : public ObjectWriter, UringObject {
         pipe_.start(*s, true, pos_ - carry_len_, carry_.data(), kDirectAlign, kDirectAlign);
       finish("cannot write", "cannot write", "wrote nothing to");
       carry_len_ = 0;
-      if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
-        const int err = errno;
-        fail(err, "cannot truncate");
-      }
+      file_bytes_ = std::max<std::uint64_t>(file_bytes_, align_up(static_cast<std::size_t>(end_)));
+    }
+    // Cut the padding and any preallocation beyond the record.
+    if (file_bytes_ > end_ && ::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
+      const int err = errno;
+      fail(err, "cannot truncate");
     }
     // O_DIRECT data is on the device already; buffered writes (after
     // non-sequential offsets) leave the page cache as the pread backend's do.
@@ -408,6 +419,7 @@ class UringWriter final : public ObjectWriter, UringObject {
 
   std::uint64_t pos_ = 0;   ///< where the next sequential write starts
   std::uint64_t end_ = 0;   ///< the file's size once committed
+  std::uint64_t file_bytes_ = 0;  ///< the file's size now, if more than end_ (padding, fallocate)
   mlbs::detail::Block carry_;     ///< the partial block at pos_ - carry_len_
   std::size_t carry_len_ = 0;
   bool buffered_ = false;
@@ -528,7 +540,7 @@ std::unique_ptr<ObjectWriter> UringDirectoryBackend::do_create(const ObjectRef& 
     if (err == EINVAL && !required_) return DirectoryBackend::do_create(ref, size);
     fail(err, fmt::format("cannot create {}", path.string()), &ref);
   }
-  return std::make_unique<UringWriter>(*this, ref, std::move(path), fd);
+  return std::make_unique<UringWriter>(*this, ref, std::move(path), fd, size);
 }
 
 std::unique_ptr<ObjectReader> UringDirectoryBackend::do_open(const ObjectRef& ref, std::uint64_t size) {
