@@ -174,12 +174,14 @@ class Pipeline {
 
   /// Hands queued requests to the kernel.
   void flush() {
+    unsigned refused = 0;
     while (queued_ > 0) {
-      const int rc = io_uring_submit(ring_);
-      if (rc == -EINTR || rc == -EAGAIN || rc == -EBUSY) {
+      int rc = io_uring_submit(ring_);
+      if ((rc == -EINTR || rc == -EAGAIN || rc == -EBUSY) && ++refused < 1000) {
         if (in_flight_ > 0) reap_one();  // room frees up as completions are reaped
         continue;
       }
+      if (rc == 0) rc = -EIO;  // the kernel took none of them: do not spin
       if (rc < 0) {
         // The queued requests were never seen by the kernel: forget them
         // with the ring (after the ones in flight are done with our buffers).
@@ -192,6 +194,7 @@ class Pipeline {
       }
       in_flight_ += static_cast<unsigned>(rc);
       queued_ -= static_cast<unsigned>(rc);
+      refused = 0;
     }
   }
 
