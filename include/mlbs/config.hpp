@@ -75,7 +75,7 @@ struct Config {
   unsigned helper_threads = 1;   ///< helper threads moving data (>1 overlaps tiers)
   bool checksums = true;         ///< xxHash3 of every record, verified on the way up
   Layout layout = Layout::file_per_record;
-  std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite
+  std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest transfer handed to a tier at once (one pread/pwrite; io_uring splits it)
   unsigned shutdown_timeout_ms = 60000;       ///< bound on draining at destruction
   /// false (default): directory tiers keep their files out of the OS page
   /// cache, as a run whose data far exceeds RAM would find them: a file is
