@@ -8,6 +8,7 @@ packages=(
   libtomlplusplus-dev    # TOML configuration files (Config::from_file)
   libxxhash-dev          # xxHash3 record checksums
   libfmt-dev             # message formatting (g++ 12 has no std::format)
+  liburing-dev           # io_uring + O_DIRECT backend of directory tiers (optional at build time)
   libgtest-dev libgmock-dev  # unit and integration tests
   libcli11-dev           # mlbs-bench's command line
   nlohmann-json3-dev     # mlbs-bench's JSON results, trace tests

@@ -8,6 +8,14 @@
 
 namespace mlbs {
 
+/// How a directory tier moves bytes (Tier::io_backend).
+enum class IoBackend {
+  automatic,  ///< "auto": io_uring + O_DIRECT when the build, the kernel and the file
+              ///< system allow it and the tier does not use the page cache; else pread
+  io_uring,   ///< io_uring + O_DIRECT, or a TierError when that cannot be had
+  pread,      ///< pread/pwrite through the page cache (dropped behind unless page_cache)
+};
+
 /// One storage layer. Tiers are ordered fastest first; the first must be a
 /// `memory` tier (the DRAM slot pool), the last one is the persistent tier.
 struct Tier {
@@ -28,6 +36,13 @@ struct Tier {
   /// Directory tiers: let the OS page cache keep this tier's files (see
   /// Config::page_cache, which turns this on for every file tier).
   bool page_cache = false;
+  /// Directory tiers: the I/O path (see IoBackend). io_uring needs page_cache off.
+  IoBackend io_backend = IoBackend::automatic;
+  /// io_uring: requests in flight at once per transfer (1..256).
+  unsigned queue_depth = 8;
+  /// io_uring: bytes per request; each chunk the engine moves (Config::io_chunk_bytes)
+  /// is split into requests of this size. A multiple of 4096, 4 KiB..1 GiB.
+  std::uint64_t io_request_bytes = 1ull << 20;
 
   static Tier memory(std::uint64_t capacity_bytes);
   static Tier directory(std::string path, std::uint64_t capacity_bytes = 0);
@@ -60,7 +75,7 @@ struct Config {
   unsigned helper_threads = 1;   ///< helper threads moving data (>1 overlaps tiers)
   bool checksums = true;         ///< xxHash3 of every record, verified on the way up
   Layout layout = Layout::file_per_record;
-  std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite
+  std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest transfer handed to a tier at once (one pread/pwrite; io_uring splits it)
   unsigned shutdown_timeout_ms = 60000;       ///< bound on draining at destruction
   /// false (default): directory tiers keep their files out of the OS page
   /// cache, as a run whose data far exceeds RAM would find them: a file is
@@ -95,6 +110,10 @@ std::uint64_t parse_size(std::string_view text, const std::string& field = "size
 Schedule parse_schedule(std::string_view text, const std::string& field = "schedule");
 std::string to_string(Schedule::Kind kind);
 std::string to_string(Durability d);
+/// "auto", "io_uring", "pread".
+std::string to_string(IoBackend b);
+/// The inverse of to_string(IoBackend); throws ConfigError naming `field`.
+IoBackend parse_io_backend(std::string_view text, const std::string& field = "io_backend");
 /// 1536 -> "1.5 KiB".
 std::string format_bytes(std::uint64_t bytes);
 

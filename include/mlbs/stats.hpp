@@ -21,6 +21,12 @@ struct TierStats {
   std::uint64_t busy_ns = 0;          ///< time spent in this tier's I/O
   std::uint64_t stalls = 0;           ///< times a move waited for room here
   std::uint64_t skipped_too_large = 0;  ///< records larger than the quota, placed elsewhere
+  /// File tiers: how this tier moves bytes, "io_uring+O_DIRECT" or "pread"
+  /// (known once the runtime has probed the tier); empty for the memory tier.
+  std::string io_backend;
+  /// Why io_backend = "auto" did not get io_uring (e.g. "io_uring_queue_init
+  /// failed: Operation not permitted"); empty when nothing fell back.
+  std::string io_fallback;
   /// Observed bandwidth, (bytes_in + bytes_out) / busy time; 0 before any I/O.
   double bandwidth_bytes_per_s() const {
     return busy_ns ? double(bytes_in + bytes_out) * 1e9 / double(busy_ns) : 0.0;

@@ -1,16 +1,27 @@
 #include "mlbs/detail/block.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 namespace mlbs::detail {
+namespace {
+constexpr std::size_t kHugePage = 2u << 20;
+constexpr std::size_t round_up(std::size_t n, std::size_t unit) { return (n + unit - 1) / unit * unit; }
+}  // namespace
 
 Block Block::allocate(std::size_t bytes) {
   const std::size_t cap = round_up_block(bytes);
   if (cap == 0) return {};
-  void* p = std::aligned_alloc(kBlockAlign, cap);
+  // Large blocks on transparent huge pages: fewer TLB misses for copies, and
+  // O_DIRECT requests from physically contiguous memory need few segments
+  // (a 1 MiB request from 4 KiB pages exceeds virtio-blk's 254 and is split).
+  const bool huge = cap >= kHugePage;
+  void* p = std::aligned_alloc(huge ? kHugePage : kBlockAlign, huge ? round_up(cap, kHugePage) : cap);
   if (!p) throw std::bad_alloc();
+  if (huge) ::madvise(p, round_up(cap, kHugePage), MADV_HUGEPAGE);  // advisory: 4 KiB pages otherwise
   std::memset(p, 0, cap);  // touch every page now, not inside a later timed copy
   return Block(static_cast<std::byte*>(p), cap, nullptr);
 }

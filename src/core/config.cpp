@@ -225,6 +225,14 @@ std::string format_exact_size(std::uint64_t bytes) {
 bool is_memory_kind(std::string_view kind) { return kind == "mem" || kind == "memory"; }
 bool is_directory_kind(std::string_view kind) { return kind == "dir" || kind == "directory"; }
 
+IoBackend parse_io_backend_at(std::string_view text, const Where& where) {
+  const std::string_view s = trim(text);
+  if (s == "auto") return IoBackend::automatic;
+  if (s == "io_uring") return IoBackend::io_uring;
+  if (s == "pread") return IoBackend::pread;
+  where.fail(fmt::format("'{}' is not an I/O backend (expected auto, io_uring or pread)", s));
+}
+
 std::vector<Tier> parse_tier_spec_at(std::string_view spec, const Where& where) {
   if (trim(spec).empty()) where.fail("empty tier spec (expected e.g. mem:2GiB,dir:/nvme/run:64GiB,dir:/lustre/run)");
   std::vector<Tier> tiers;
@@ -233,7 +241,15 @@ std::vector<Tier> parse_tier_spec_at(std::string_view spec, const Where& where) 
     const Where at = where.sub(fmt::format("[{}]", i));
     const std::string_view entry = trim(entries[i]);
     const auto colon = entry.find(':');
-    const std::string_view kind = trim(entry.substr(0, colon));
+    std::string_view kind = trim(entry.substr(0, colon));
+    // "dir+io_uring:PATH": the kind may name the tier's I/O backend.
+    std::optional<IoBackend> io;
+    if (const auto plus = kind.find('+'); plus != std::string_view::npos) {
+      if (!is_directory_kind(trim(kind.substr(0, plus))))
+        at.fail(fmt::format("'{}': only directory tiers take an I/O backend (dir+io_uring, dir+pread)", entry));
+      io = parse_io_backend_at(kind.substr(plus + 1), at.sub(".io_backend"));
+      kind = trim(kind.substr(0, plus));
+    }
     const std::string_view rest = colon == std::string_view::npos ? std::string_view{} : trim(entry.substr(colon + 1));
     if (entry.empty()) at.fail("empty tier entry (stray ',')");
     if (is_memory_kind(kind)) {
@@ -253,6 +269,7 @@ std::vector<Tier> parse_tier_spec_at(std::string_view spec, const Where& where) 
       }
       if (path.empty()) at.fail(fmt::format("'{}': a directory tier needs a path, e.g. dir:/nvme/run:64GiB", entry));
       tiers.push_back(Tier::directory(std::string(path), capacity));
+      if (io) tiers.back().io_backend = *io;
     } else {
       at.fail(fmt::format("unknown tier kind '{}' in '{}' (expected mem or dir)", kind, entry));
     }
@@ -315,6 +332,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
         fail(name + ".bandwidth", "bandwidth caps apply to file tiers, not to the memory tier");
       if (tier.page_cache)
         fail(name + ".page_cache", "the page cache concerns file tiers, not the memory tier");
+      if (tier.io_backend != IoBackend::automatic)
+        fail(name + ".io_backend", "the I/O backend concerns file tiers, not the memory tier");
     } else if (tier.kind == "memory") {
       fail(name + ".kind", "only the first tier may be a memory tier");
     } else if (const auto kinds = tiers::registered_kinds();
@@ -333,6 +352,17 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
       if (const auto [it, fresh] = directories.try_emplace(normal, i); !fresh)
         fail(name + ".path", fmt::format("'{}' is the same directory as tiers[{}] ('{}')", tier.path, it->second,
                                          cfg.tiers[it->second].path));
+      if (tier.queue_depth < 1 || tier.queue_depth > 256)
+        fail(name + ".queue_depth", fmt::format("{} is not between 1 and 256", tier.queue_depth));
+      if (tier.io_request_bytes < 4096 || tier.io_request_bytes % 4096 != 0 || tier.io_request_bytes > (1ull << 30))
+        fail(name + ".io_request",
+             fmt::format("{} is not a multiple of 4096 bytes between 4 KiB and 1 GiB", tier.io_request_bytes));
+      // O_DIRECT bypasses the page cache: asking for both is a contradiction.
+      if (tier.io_backend == IoBackend::io_uring && (tier.page_cache || cfg.page_cache))
+        fail(name + ".io_backend",
+             fmt::format("io_uring uses O_DIRECT, which bypasses the page cache that {}page_cache = true asks "
+                         "for; use io_backend = \"pread\" or \"auto\"",
+                         tier.page_cache ? name + "." : std::string()));
     }
     if (!(tier.high_water >= 0.0 && tier.high_water <= 1.0))
       fail(name + ".high_water", fmt::format("{} is not a fraction between 0 and 1", tier.high_water));
@@ -539,10 +569,18 @@ class TomlReader {
         tier.low_water = fraction(node, at);
       } else if (field == "page_cache") {
         tier.page_cache = boolean(node, at);
+      } else if (field == "io_backend" || field == "queue_depth" || field == "io_request") {
+        if (tier.kind == "memory") at.fail(fmt::format("a memory tier has no {} (file tiers only)", field));
+        if (field == "io_backend")
+          tier.io_backend = parse_io_backend_at(string(node, at), at);
+        else if (field == "queue_depth")
+          tier.queue_depth = integer<unsigned>(node, at, 1);
+        else
+          tier.io_request_bytes = size(node, at);
       } else {
         Where{at.field, source_, key.source().begin.line}.fail(
-            "unknown key (expected kind, capacity, path, bandwidth, block, shared, high_water, low_water or "
-            "page_cache)");
+            "unknown key (expected kind, capacity, path, bandwidth, block, shared, high_water, low_water, "
+            "page_cache, io_backend, queue_depth or io_request)");
       }
     }
     return tier;
@@ -632,7 +670,9 @@ std::string format_tier_spec(const std::vector<Tier>& tiers) {
     if (tier.path.find(',') != std::string::npos)
       throw ConfigError(fmt::format("tiers[{}].path", i),
                         fmt::format("'{}' contains ',' and cannot be written as a tier spec", tier.path));
-    spec += (tier.kind == "directory" ? std::string("dir") : tier.kind) + ":" + tier.path;
+    spec += tier.kind == "directory" ? std::string("dir") : tier.kind;
+    if (tier.io_backend != IoBackend::automatic) spec += "+" + to_string(tier.io_backend);
+    spec += ":" + tier.path;
     // A path ending in ":<size>" needs an explicit size, or it would re-parse as one.
     std::string ignored;
     const auto colon = tier.path.rfind(':');
@@ -663,6 +703,19 @@ std::string to_string(Durability d) {
     case Durability::persistent: return "persistent";
   }
   return "invalid";
+}
+
+std::string to_string(IoBackend b) {
+  switch (b) {
+    case IoBackend::automatic: return "auto";
+    case IoBackend::io_uring: return "io_uring";
+    case IoBackend::pread: return "pread";
+  }
+  return "invalid";
+}
+
+IoBackend parse_io_backend(std::string_view text, const std::string& field) {
+  return parse_io_backend_at(text, Where{field});
 }
 
 std::string format_bytes(std::uint64_t bytes) {

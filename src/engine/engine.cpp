@@ -79,6 +79,9 @@ Engine::Engine(Config cfg)
     desc.page_cache = desc.page_cache || cfg_.page_cache;
     ts.backend = tiers::make_backend(static_cast<int>(t), desc);
     ts.backend->probe();
+    auto io = ts.backend->io_path();  // settled by probe(): io_uring or pread, and why
+    ts.stats.io_backend = std::move(io.backend);
+    ts.stats.io_fallback = std::move(io.fallback);
   }
   if (cfg_.schedule.kind == Schedule::Kind::explicit_order)
     for (std::uint32_t i = 0; i < cfg_.schedule.order.size(); ++i)
@@ -789,15 +792,16 @@ void Engine::recover(std::uint32_t index) {
   catalog::JournalReplay replay = catalog::replay_journal(journal_path);
   // Generations name files: never hand out one the journal has seen.
   for (const auto& e : replay.entries) next_gen_ = std::max(next_gen_, e.generation + 1);
-  std::vector<std::byte> buf(std::min<std::uint64_t>(cfg_.io_chunk_bytes, 1 << 20));
+  // Block-aligned, so an O_DIRECT tier reads straight into it.
+  detail::Block buf = detail::Block::allocate(std::min<std::uint64_t>(cfg_.io_chunk_bytes, 1 << 20));
   for (const auto& [id, e] : replay.live) {
     // Verified eagerly: what ids() lists is readable and byte-exact.
     bool ok = true;
     try {
       auto reader = pt.open({s.persistent_space, id, e.generation, s.name}, e.size);
       catalog::Checksummer sum;
-      for (std::uint64_t off = 0; off < e.size; off += buf.size()) {
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), e.size - off));
+      for (std::uint64_t off = 0; off < e.size; off += buf.capacity()) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.capacity(), e.size - off));
         reader->read(off, buf.data(), n);
         sum.update(buf.data(), n);
       }

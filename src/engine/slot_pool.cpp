@@ -22,12 +22,17 @@ struct SlotPool::Arena : detail::ExtentHome {
 
   explicit Arena(std::size_t n) : bytes(n) {
     if (n == 0) return;
-    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    // Transparent huge pages where the system allows them (asked for before
+    // the pages are touched): fewer TLB misses for copies, and O_DIRECT
+    // requests from slots need few segments (a 1 MiB request from 4 KiB
+    // pages exceeds virtio-blk's 254 and is split). Advisory, like the base
+    // address: the arena is not 2 MiB aligned itself, so its ends may stay on
+    // small pages.
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     base = static_cast<std::byte*>(p);
-    // MAP_POPULATE may be partial under memory pressure: touch every page so
-    // the first copy into a slot runs at copy speed.
+    ::madvise(p, n, MADV_HUGEPAGE);
+    // Touch every page so the first copy into a slot runs at copy speed.
     for (std::size_t off = 0; off < n; off += detail::kBlockAlign) base[off] = std::byte{0};
     insert(0, n);
   }

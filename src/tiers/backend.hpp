@@ -68,6 +68,15 @@ class Backend {
   /// Where a space lives on a file system, for the journal; empty if none.
   std::string space_path(const std::string& space) const { return do_space_path(space); }
 
+  /// How a file tier moves bytes: `backend` is "io_uring+O_DIRECT" or "pread"
+  /// (empty for tiers without files); `fallback` says why io_backend = auto
+  /// did not get io_uring (empty if it did, or was not asked to). Settled by probe().
+  struct IoPath {
+    std::string backend;
+    std::string fallback;
+  };
+  IoPath io_path() const { return do_io_path(); }
+
   /// Throws the mlbs error type that matches `err` (ENOSPC -> DeviceFullError, ...).
   [[noreturn]] void fail(int err, const std::string& what, const ObjectRef* ref) const;
 
@@ -79,6 +88,7 @@ class Backend {
   virtual std::unique_ptr<ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) = 0;
   virtual void do_remove(const ObjectRef& ref) = 0;
   virtual std::string do_space_path(const std::string& space) const = 0;
+  virtual IoPath do_io_path() const { return {}; }
 
   int index_;
   Tier desc_;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "tiers/directory/directory_backend.hpp"
+#include "tiers/directory/io_select.hpp"
 #include "tiers/wrappers/throttle.hpp"
 
 namespace mlbs::tiers {
@@ -16,9 +16,8 @@ struct Registry {
   std::map<std::string, Factory> factories;
   Registry() {
     // Built-in kinds; optional ones (mpiio, cuda) register when compiled in.
-    factories["directory"] = [](int index, const Tier& desc) {
-      return std::make_unique<DirectoryBackend>(index, desc);
-    };
+    // "directory" is io_uring + O_DIRECT or pread, as desc.io_backend says.
+    factories["directory"] = make_directory_backend;
   }
 };
 

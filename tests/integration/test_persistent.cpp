@@ -26,6 +26,7 @@
 #include "support/backend_override.hpp"
 #include "support/temp_dir.hpp"
 #include "tiers/directory/directory_backend.hpp"
+#include "tiers/directory/io_select.hpp"
 #include "tiers/wrappers/wrapped.hpp"
 
 namespace {
@@ -215,7 +216,7 @@ Gate& gate() {
 class GatedBackend final : public mlbs::tiers::WrappedBackend {
  public:
   GatedBackend(int index, const mlbs::Tier& desc)
-      : WrappedBackend(std::make_unique<mlbs::tiers::DirectoryBackend>(index, desc)) {}
+      : WrappedBackend(mlbs::tiers::make_directory_backend(index, desc)) {}
 
  private:
   using ObjectRef = mlbs::tiers::ObjectRef;

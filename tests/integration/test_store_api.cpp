@@ -29,7 +29,7 @@
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
 #include "support/temp_dir.hpp"
-#include "tiers/directory/directory_backend.hpp"
+#include "tiers/directory/io_select.hpp"
 #include "tiers/wrappers/wrapped.hpp"
 
 namespace {
@@ -629,7 +629,7 @@ TierGate& tier_gate() {
 class GatedDirectoryBackend final : public mlbs::tiers::WrappedBackend {
  public:
   GatedDirectoryBackend(int index, const mlbs::Tier& desc)
-      : WrappedBackend(std::make_unique<mlbs::tiers::DirectoryBackend>(index, desc)) {}
+      : WrappedBackend(mlbs::tiers::make_directory_backend(index, desc)) {}
 
  private:
   using ObjectRef = mlbs::tiers::ObjectRef;

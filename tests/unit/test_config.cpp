@@ -247,6 +247,21 @@ TEST(ConfigTierSpec, FormatRejectsCommaInPath) {
   EXPECT_EQ(e.field(), "tiers[1].path");
 }
 
+// "dir+io_uring:" / "dir+pread:" name a tier's I/O backend; format writes it back.
+TEST(ConfigTierSpec, KindMayNameTheIoBackend) {
+  const auto tiers = mlbs::parse_tier_spec("mem:1GiB,dir+io_uring:/nvme:8GiB,directory+pread:/a:b,dir+auto:/c");
+  EXPECT_EQ(tiers[1].io_backend, mlbs::IoBackend::io_uring);
+  EXPECT_EQ(tiers[1].path, "/nvme");
+  EXPECT_EQ(tiers[1].capacity_bytes, 8 * GiB);
+  EXPECT_EQ(tiers[2].io_backend, mlbs::IoBackend::pread);
+  EXPECT_EQ(tiers[2].path, "/a:b");
+  EXPECT_EQ(tiers[3].io_backend, mlbs::IoBackend::automatic);
+  EXPECT_EQ(mlbs::format_tier_spec(tiers), "mem:1GiB,dir+io_uring:/nvme:8GiB,dir+pread:/a:b,dir:/c");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1G,dir+aio:/x", "MLBS_TIERS"); }).field(),
+            "MLBS_TIERS[1].io_backend");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem+pread:1G,dir:/x"); }).field(), "tiers[0]");
+}
+
 // --- schedules and names ------------------------------------------------------
 
 // Named schedules and comma lists of ids parse; anything else names the field.
@@ -363,6 +378,64 @@ TEST(ConfigToml, ReadsPageCacheSwitches) {
   EXPECT_FALSE(cfg.tiers[0].page_cache);
   EXPECT_TRUE(cfg.tiers[1].page_cache);
   EXPECT_FALSE(cfg.tiers[2].page_cache);
+}
+
+// io_backend, queue_depth and io_request are read per directory [[tier]]; defaults otherwise.
+TEST(ConfigToml, ReadsIoBackendKeys) {
+  const Config cfg = Config::from_toml(toml({
+      "[[tier]]", "kind = \"memory\"", "capacity = \"1GiB\"",
+      "[[tier]]", "kind = \"dir\"", "path = \"/nvme\"", "io_backend = \"io_uring\"", "queue_depth = 32",
+      "io_request = \"256KiB\"",
+      "[[tier]]", "kind = \"dir\"", "path = \"/lustre\"", "io_backend = \"pread\"",
+      "[[tier]]", "kind = \"dir\"", "path = \"/x\"",
+  }));
+  EXPECT_EQ(cfg.tiers[1].io_backend, mlbs::IoBackend::io_uring);
+  EXPECT_EQ(cfg.tiers[1].queue_depth, 32u);
+  EXPECT_EQ(cfg.tiers[1].io_request_bytes, 256 * KiB);
+  EXPECT_EQ(cfg.tiers[2].io_backend, mlbs::IoBackend::pread);
+  EXPECT_EQ(cfg.tiers[3].io_backend, mlbs::IoBackend::automatic);
+  EXPECT_EQ(cfg.tiers[3].queue_depth, 8u);
+  EXPECT_EQ(cfg.tiers[3].io_request_bytes, MiB);
+  EXPECT_EQ(mlbs::to_string(mlbs::IoBackend::automatic), "auto");
+  EXPECT_EQ(mlbs::parse_io_backend("io_uring"), mlbs::IoBackend::io_uring);
+}
+
+// Bad I/O backend values, and io_uring together with the page cache, name field and line.
+TEST(ConfigTomlErrors, BadIoBackendKeys) {
+  struct Case {
+    std::string line;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"io_backend = \"aio\"", "tiers[1].io_backend"},
+      {"io_backend = 1", "tiers[1].io_backend"},
+      {"queue_depth = 0", "tiers[1].queue_depth"},
+      {"queue_depth = 257", "tiers[1].queue_depth"},
+      {"io_request = \"1000\"", "tiers[1].io_request"},
+      {"io_request = \"2GiB\"", "tiers[1].io_request"},
+      {"page_cache = true\nio_backend = \"io_uring\"", "tiers[1].io_backend"},
+  };
+  for (const auto& c : cases) {
+    const std::string text = toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]", "kind = \"dir\"",
+                                   "path = \"/x\""}) + c.line + "\n";
+    const ConfigError e = config_error([&] { Config::from_toml(text, "io.toml"); });
+    EXPECT_EQ(e.field(), c.field) << c.line;
+    EXPECT_GE(e.line(), 7u) << c.line;
+    EXPECT_EQ(e.source(), "io.toml") << c.line;
+  }
+  // Not on the memory tier.
+  const ConfigError mem = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "queue_depth = 4"}), "io.toml");
+  });
+  EXPECT_EQ(mem.field(), "tiers[0].queue_depth");
+  EXPECT_EQ(mem.line(), 4u);
+  // The top-level page_cache contradicts an io_uring tier as well.
+  Config cfg = two_tiers();
+  cfg.page_cache = true;
+  cfg.tiers[1].io_backend = mlbs::IoBackend::io_uring;
+  EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[1].io_backend");
+  cfg.tiers[1].io_backend = mlbs::IoBackend::automatic;
+  EXPECT_NO_THROW(cfg.validate());
 }
 
 // page_cache must be a boolean, and concerns file tiers only.

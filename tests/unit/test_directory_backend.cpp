@@ -27,8 +27,11 @@ using mlbs::tiers::Backend;
 using mlbs::tiers::make_backend;
 using mlbs::tiers::ObjectRef;
 
+// The pread backend; the io_uring one has its own tests (test_uring_backend.cpp).
 std::unique_ptr<Backend> dir_tier(const std::string& path) {
-  return make_backend(1, Tier::directory(path));
+  Tier desc = Tier::directory(path);
+  desc.io_backend = mlbs::IoBackend::pread;
+  return make_backend(1, desc);
 }
 
 std::vector<std::byte> pattern(std::size_t n) {

@@ -148,8 +148,8 @@ fs::path normalised(const std::string& path) {
 }
 }  // namespace
 
-DirectoryBackend::DirectoryBackend(int index, const Tier& desc)
-    : Backend(index, desc), root_(normalised(desc.path)) {}
+DirectoryBackend::DirectoryBackend(int index, const Tier& desc, std::string fallback)
+    : Backend(index, desc), fallback_(std::move(fallback)), root_(normalised(desc.path)) {}
 
 fs::path DirectoryBackend::object_path(const ObjectRef& ref) const {
   return root_ / ref.space / object_file_name(ref.id, ref.generation);

@@ -13,12 +13,18 @@ namespace mlbs::tiers {
 /// written (fdatasync, then POSIX_FADV_DONTNEED) and once it has been read
 /// (POSIX_FADV_DONTNEED when its reader closes), so transfers meet the device
 /// as they would in a run whose data far exceeds RAM.
-class DirectoryBackend final : public Backend {
+///
+/// The io_uring + O_DIRECT variant (tiers/uring/) derives from it, keeps its
+/// folders and names, and falls back to its pread objects.
+class DirectoryBackend : public Backend {
  public:
-  DirectoryBackend(int index, const Tier& desc);
+  /// `fallback`: why this tier runs pread although io_backend = auto asked
+  /// for better (shown in TierStats::io_fallback); empty if not.
+  DirectoryBackend(int index, const Tier& desc, std::string fallback = {});
   std::filesystem::path object_path(const ObjectRef& ref) const;
 
- private:
+ protected:
+  const std::filesystem::path& root() const noexcept { return root_; }
   void do_probe() override;
   void do_create_space(const std::string& space) override;
   void do_remove_space(const std::string& space) noexcept override;
@@ -26,7 +32,11 @@ class DirectoryBackend final : public Backend {
   std::unique_ptr<ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) override;
   void do_remove(const ObjectRef& ref) override;
   std::string do_space_path(const std::string& space) const override;
+  IoPath do_io_path() const override { return {"pread", fallback_}; }
 
+  std::string fallback_;
+
+ private:
   std::filesystem::path root_;
 };
 

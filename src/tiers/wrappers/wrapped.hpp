@@ -28,6 +28,7 @@ class WrappedBackend : public Backend {
   std::string do_space_path(const std::string& space) const override {
     return inner_->space_path(space);
   }
+  IoPath do_io_path() const override { return inner_->io_path(); }
 
  private:
   std::unique_ptr<Backend> inner_;
