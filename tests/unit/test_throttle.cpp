@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "mlbs/config.hpp"
@@ -36,6 +37,19 @@ TEST(Throttle, IdleTimeIsNotBanked) {
   const auto start = Clock::now();
   for (int i = 0; i < 8; ++i) pacer.pass(1 << 20);
   EXPECT_GE(seconds_since(start), 0.25 * 0.98);
+}
+
+// A transfer's real time overlaps its capped time: it completes at the later
+// of the two, not after their sum (a cap below the disk's speed yields the cap).
+TEST(Throttle, RealTransferTimeOverlapsTheCap) {
+  mlbs::tiers::Pacer pacer(32ull << 20);
+  const auto start = Clock::now();
+  const auto done = pacer.reserve(8 << 20);                    // 0.25 s at the cap
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the "device" working
+  mlbs::tiers::Pacer::wait_until(done);
+  const double s = seconds_since(start);
+  EXPECT_GE(s, 0.25 * 0.98);
+  EXPECT_LT(s, 0.37);  // the sum would be 0.40 s
 }
 
 // A tier with bandwidth set is wrapped: reads and writes through it are paced,

@@ -259,15 +259,18 @@ class SyncMode final : public Mode {
     mlbs::trace::Scope scope("write", "write_block");
     const auto t0 = Clock::now();
     Device& dev = device_with_room();
+    // The capped device moves the snapshot from now on: the write completes
+    // when both the real transfer (write + fdatasync) and the cap are done.
+    const auto done = dev.pacer.reserve(bytes_);
     Fd f(snapshot_path(dev.spec.dir, id), O_WRONLY | O_CREAT | O_TRUNC);
     for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
       const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
       f.write_all(buf_.bytes() + off, n, off);
-      dev.pacer.pass(n);
     }
     f.datasync();
     f.advise(POSIX_FADV_DONTNEED);   // read back cold
     f.close();
+    Pacer::wait_until(done);
     const double dt = seconds(Clock::now() - t0);
     write_block_s_ += dt;
     dev.report.busy_s += dt;
@@ -285,13 +288,14 @@ class SyncMode final : public Mode {
     Device& dev = devs_[at->second];
     const fs::path path = snapshot_path(dev.spec.dir, id);
     {
+      const auto done = dev.pacer.reserve(bytes_);
       Fd f(path, O_RDONLY);
       for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
         const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
         f.read_all(buf_.bytes() + off, n, off);
-        dev.pacer.pass(n);
       }
       f.close();
+      Pacer::wait_until(done);
     }
     if (!persistent_) {
       if (::unlink(path.c_str()) != 0) fail(errno, "cannot remove", path);
@@ -401,6 +405,7 @@ class PageCacheMode final : public Mode {
       mlbs::trace::Scope scope("read", "read_block");
       const auto t0 = Clock::now();
       const bool cold = !e.cached;
+      const auto done = cold ? pacer_.reserve(bytes_) : Pacer::Clock::time_point{};
       Fd f(snapshot_path(dir_, id), O_RDONLY);
       for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
         const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
@@ -408,7 +413,7 @@ class PageCacheMode final : public Mode {
       }
       const double io_s = seconds(Clock::now() - t0);
       if (cold) {
-        pacer_.pass(bytes_);                // a synchronous read from the device
+        Pacer::wait_until(done);            // a synchronous read from the device
         dev_.busy_s += pacer_.cost_s(bytes_);
         ++cold_reads_;
       } else if (e.ahead) {

@@ -1,12 +1,12 @@
 // mlbs-bench — bandwidth cap for the baselines, the same rule as the
 // library's throttle wrapper (src/tiers/wrappers/throttle): a virtual clock
 // advances by bytes/rate per transfer, starting no earlier than now (an idle
-// device banks no bandwidth), and a transfer completes when the clock says so.
-// `pass` is the synchronous form (transfer done, now wait for the device);
-// `reserve` + `wait_until` the asynchronous one (page-cache write-back and
-// read-ahead: the device works in the background, the application waits only
-// when it needs the result). One pacer per emulated device; not thread-safe
-// (each baseline drives its device from the application thread).
+// device banks no bandwidth). A synchronous transfer reserves its time when
+// it starts and completes when both the real I/O and the clock are done
+// (max of the two, never the sum); asynchronous ones (page-cache write-back
+// and read-ahead) reserve and let the application wait only when it needs
+// the result. One pacer per emulated device; not thread-safe (each baseline
+// drives its device from the application thread).
 #pragma once
 
 #include <chrono>

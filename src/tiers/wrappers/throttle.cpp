@@ -4,19 +4,19 @@
 
 namespace mlbs::tiers {
 
-void Pacer::pass(std::size_t bytes) {
+Pacer::Clock::time_point Pacer::reserve(std::size_t bytes) {
   const auto cost = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(double(bytes) / double(bytes_per_s_)));
-  Clock::time_point until;
-  {
-    std::lock_guard lock(mu_);
-    // An idle device does not bank bandwidth for later bursts.
-    next_ = std::max(next_, Clock::now()) + cost;
-    until = next_;
-  }
+  std::lock_guard lock(mu_);
+  // An idle device does not bank bandwidth for later bursts.
+  next_ = std::max(next_, Clock::now()) + cost;
+  return next_;
+}
+
+void Pacer::wait_until(Clock::time_point t) {
   // Emulating a slower device is the point here: the helper waits as it
   // would on that device's completion.
-  std::this_thread::sleep_until(until);
+  std::this_thread::sleep_until(t);
 }
 
 namespace {
@@ -26,8 +26,9 @@ class PacedWriter final : public ObjectWriter {
   PacedWriter(std::unique_ptr<ObjectWriter> inner, Pacer& pacer)
       : inner_(std::move(inner)), pacer_(pacer) {}
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    const auto done = pacer_.reserve(bytes);
     inner_->write(offset, data, bytes);
-    pacer_.pass(bytes);
+    Pacer::wait_until(done);
   }
   void commit(bool durable) override { inner_->commit(durable); }
 
@@ -41,8 +42,9 @@ class PacedReader final : public ObjectReader {
   PacedReader(std::unique_ptr<ObjectReader> inner, Pacer& pacer)
       : inner_(std::move(inner)), pacer_(pacer) {}
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
+    const auto done = pacer_.reserve(bytes);
     inner_->read(offset, data, bytes);
-    pacer_.pass(bytes);
+    Pacer::wait_until(done);
   }
 
  private:

@@ -10,17 +10,24 @@
 namespace mlbs::tiers {
 
 /// Paces the bytes through one tier, reads and writes together, to a rate:
-/// a shared virtual clock advances by bytes/rate per transfer and each
-/// transfer waits until the clock has caught up. Concurrent helpers share
-/// the cap, as they share a real device's bandwidth.
+/// a shared virtual clock advances by bytes/rate per transfer, reserved when
+/// the transfer starts, and the transfer completes when both the real I/O
+/// and the clock are done — max(real, capped), never their sum, so a cap
+/// below the disk's speed yields the cap. Concurrent helpers share the cap,
+/// as they share a real device's bandwidth.
 class Pacer {
  public:
+  using Clock = std::chrono::steady_clock;
   explicit Pacer(std::uint64_t bytes_per_s) : bytes_per_s_(bytes_per_s) {}
-  /// Blocks the calling helper until `bytes` may pass.
-  void pass(std::size_t bytes);
+  /// Books `bytes` on the device from now (or from when it frees up):
+  /// returns when the capped device would have moved them.
+  Clock::time_point reserve(std::size_t bytes);
+  /// Blocks the calling helper until `t`.
+  static void wait_until(Clock::time_point t);
+  /// reserve + wait: a transfer that took no real time.
+  void pass(std::size_t bytes) { wait_until(reserve(bytes)); }
 
  private:
-  using Clock = std::chrono::steady_clock;
   std::mutex mu_;
   std::uint64_t bytes_per_s_;
   Clock::time_point next_ = Clock::now();
