@@ -192,6 +192,8 @@ class MlbsMode final : public Mode {
       r.name = i < names_.size() ? names_[i] : "tier" + std::to_string(i);
       r.kind = t.kind;
       r.path = t.path;
+      r.io_backend = i == 0 ? "memory" : t.io_backend;
+      if (!t.io_fallback.empty()) r.io_backend += " (" + t.io_fallback + ")";
       r.capacity_bytes = t.capacity_bytes;
       r.bandwidth_cap_bytes_per_s = i < cfg.tiers.size() ? cfg.tiers[i].bandwidth_bytes_per_s : 0;
       r.bytes_in = t.bytes_in;
@@ -248,6 +250,7 @@ class SyncMode final : public Mode {
       dev.report.name = d.name;
       dev.report.kind = "directory";
       dev.report.path = d.dir.string();
+      dev.report.io_backend = "write+fdatasync, read cold";
       dev.report.capacity_bytes = d.quota_bytes;
       dev.report.bandwidth_cap_bytes_per_s = d.bandwidth_bytes_per_s;
     }
@@ -366,9 +369,11 @@ class PageCacheMode final : public Mode {
     mem_.name = "mem";
     mem_.kind = "pagecache";
     mem_.capacity_bytes = budget_;
+    mem_.io_backend = "page cache";
     dev_.name = "slow";
     dev_.kind = "directory";
     dev_.path = dir_.string();
+    dev_.io_backend = "buffered, page cache held to --dram";
     dev_.bandwidth_cap_bytes_per_s = o.slow.bandwidth_bytes_per_s;
   }
 

@@ -40,6 +40,7 @@ struct TierReport {
   std::uint64_t peak_used_bytes = 0;
   std::uint64_t stalls = 0;
   double busy_s = 0;
+  std::string io_backend;    ///< how its bytes move: "io_uring+O_DIRECT", "pread", "page cache", ...
 };
 
 struct ModeStats {

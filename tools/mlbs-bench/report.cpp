@@ -51,6 +51,7 @@ nlohmann::json to_json(const RunResult& r) {
     tiers.push_back({{"name", t.name},
                      {"kind", t.kind},
                      {"path", t.path},
+                     {"io_backend", t.io_backend},
                      {"capacity_bytes", t.capacity_bytes},
                      {"bandwidth_cap_bytes_per_s", t.bandwidth_cap_bytes_per_s},
                      {"bytes_in", t.bytes_in},
