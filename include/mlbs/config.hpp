@@ -71,7 +71,10 @@ struct Config {
   std::vector<Tier> tiers = {Tier::memory(1ull << 30), Tier::directory("mlbs-data")};
   Schedule schedule = Schedule::lifo();
   Durability durability = Durability::scratch;
-  int helper_core = -1;          ///< core to pin the helper threads to; -1 = auto (not pinned)
+  /// Core to pin the helper threads to: >= 0 that core; -1 = auto (the last
+  /// cores the application's threads leave free, else the last core); -2 =
+  /// none (not pinned). Stats::helper_cores says where they ended up.
+  int helper_core = -1;
   unsigned helper_threads = 1;   ///< helper threads moving data (>1 overlaps tiers)
   bool checksums = true;         ///< xxHash3 of every record, verified on the way up
   Layout layout = Layout::file_per_record;

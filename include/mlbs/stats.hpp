@@ -49,6 +49,7 @@ struct Stats {
   std::uint64_t direct_reads = 0;     ///< reads served from a file tier: DRAM had no room to make
   std::uint64_t checksum_failures = 0;  ///< copies that failed verification (read back or at recovery)
   std::uint64_t live_records = 0;
+  std::vector<int> helper_cores;      ///< core each helper thread is pinned to; -1 = not pinned
 };
 
 /// What the catalog knows about one record.

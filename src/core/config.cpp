@@ -303,8 +303,9 @@ Durability parse_durability_at(std::string_view text, const Where& where) {
 int parse_helper_core_at(std::string_view text, const Where& where) {
   const std::string_view s = trim(text);
   if (s == "auto") return -1;
+  if (s == "none") return -2;
   const auto core = to_integer<int>(s);
-  if (!core || *core < -1) where.fail(fmt::format("'{}' is not a core (expected auto or a core number >= 0)", s));
+  if (!core || *core < -2) where.fail(fmt::format("'{}' is not a core (expected auto, none or a core number >= 0)", s));
   return *core;
 }
 
@@ -375,8 +376,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
 
   if (cfg.helper_threads < 1 || cfg.helper_threads > 64)
     fail("helper_threads", fmt::format("{} is not between 1 and 64", cfg.helper_threads));
-  if (cfg.helper_core < -1)
-    fail("helper_core", fmt::format("{} is not a core (expected -1 for auto, or >= 0)", cfg.helper_core));
+  if (cfg.helper_core < -2)
+    fail("helper_core", fmt::format("{} is not a core (expected -1 for auto, -2 for none, or >= 0)", cfg.helper_core));
   if (cfg.io_chunk_bytes < 4096 || cfg.io_chunk_bytes % 4096 != 0)
     fail("io_chunk", fmt::format("{} is not a multiple of 4096 bytes (at least 4096)", cfg.io_chunk_bytes));
 }

@@ -16,6 +16,7 @@
 
 #include "catalog/checksum.hpp"
 #include "copy/copy.hpp"
+#include "engine/affinity.hpp"
 #include "engine/placement.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
@@ -87,17 +88,26 @@ Engine::Engine(Config cfg)
     for (std::uint32_t i = 0; i < cfg_.schedule.order.size(); ++i)
       schedule_pos_[cfg_.schedule.order[i]].push_back(i);
 
+  // Helper placement: off the application's cores when it leaves some free
+  // (docs/architecture.md, "Threads").
+  std::vector<int> cores(cfg_.helper_threads, cfg_.helper_core >= 0 ? cfg_.helper_core : -1);
+  if (cfg_.helper_core == -1) {
+    const std::vector<int> allowed = allowed_cores();
+    cores = auto_helper_cores(allowed, application_threads(allowed), cfg_.helper_threads);
+  }
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
-    if (cfg_.helper_core >= 0) {
+    if (cores[i] >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      CPU_SET(cfg_.helper_core, &set);
-      if (int err = pthread_setaffinity_np(helpers_.back().native_handle(), sizeof set, &set))
-        std::fprintf(stderr, "mlbs: cannot pin helper %u to core %d: %s\n", i, cfg_.helper_core,
-                     std::strerror(err));
+      CPU_SET(cores[i], &set);
+      if (int err = pthread_setaffinity_np(helpers_.back().native_handle(), sizeof set, &set)) {
+        std::fprintf(stderr, "mlbs: cannot pin helper %u to core %d: %s\n", i, cores[i], std::strerror(err));
+        cores[i] = -1;
+      }
     }
   }
+  counters_.helper_cores = cores;
 }
 
 Engine::~Engine() { shutdown(); }

@@ -465,6 +465,7 @@ TEST(ConfigToml, ReadsSpecStringAndExplicitSchedule) {
   EXPECT_EQ(cfg.schedule.kind, Schedule::Kind::explicit_order);
   EXPECT_EQ(cfg.schedule.order, (std::vector<std::uint64_t>{3, 1, 2}));
   EXPECT_EQ(cfg.helper_core, -1);
+  EXPECT_EQ(Config::from_toml("helper_core = \"none\"").helper_core, -2);
   EXPECT_EQ(cfg.io_chunk_bytes, MiB);
   EXPECT_EQ(Config::from_toml("schedule = []").schedule.kind, Schedule::Kind::explicit_order);
   EXPECT_EQ(Config::from_toml("schedule = \"5,4\"").schedule.order, (std::vector<std::uint64_t>{5, 4}));
@@ -852,7 +853,7 @@ TEST(ConfigValidate, RejectsBadEngineSettings) {
   };
   EXPECT_EQ(field_of([](Config& c) { c.helper_threads = 0; }), "helper_threads");
   EXPECT_EQ(field_of([](Config& c) { c.helper_threads = 65; }), "helper_threads");
-  EXPECT_EQ(field_of([](Config& c) { c.helper_core = -2; }), "helper_core");
+  EXPECT_EQ(field_of([](Config& c) { c.helper_core = -3; }), "helper_core");
   EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 0; }), "io_chunk");
   EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 2048; }), "io_chunk");
   EXPECT_EQ(field_of([](Config& c) { c.io_chunk_bytes = 4096 + 512; }), "io_chunk");

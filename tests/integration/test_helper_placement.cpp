@@ -1,0 +1,60 @@
+// Where the runtime pins its helper threads (Config::helper_core), seen in Stats::helper_cores.
+#include <gtest/gtest.h>
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+
+#include "engine/affinity.hpp"
+#include "mlbs/mlbs.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+using mlbs::test::TempDir;
+
+mlbs::Config two_tiers(const TempDir& dir, int helper_core, unsigned helpers) {
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(1 << 20), mlbs::Tier::directory(dir / "slow")};
+  cfg.helper_core = helper_core;
+  cfg.helper_threads = helpers;
+  return cfg;
+}
+
+// auto pins every helper to the core the placement rule picks for this process.
+TEST(HelperPlacement, AutoPinsWhereTheRuleSays) {
+  TempDir dir;
+  mlbs::Runtime rt(two_tiers(dir, -1, 2));
+  const auto allowed = mlbs::engine::allowed_cores();
+  const auto want = mlbs::engine::auto_helper_cores(allowed, mlbs::engine::application_threads(allowed), 2);
+  EXPECT_EQ(rt.stats().helper_cores, want);
+  for (int c : rt.stats().helper_cores) EXPECT_NE(std::find(allowed.begin(), allowed.end(), c), allowed.end());
+}
+
+// none leaves the helpers where the OS puts them.
+TEST(HelperPlacement, NoneDoesNotPin) {
+  TempDir dir;
+  mlbs::Runtime rt(two_tiers(dir, -2, 2));
+  EXPECT_EQ(rt.stats().helper_cores, (std::vector<int>{-1, -1}));
+}
+
+// An explicit core pins every helper there, and the helpers still move data.
+TEST(HelperPlacement, ExplicitCorePinsAllHelpers) {
+  TempDir dir;
+  const int core = mlbs::engine::allowed_cores().front();
+  mlbs::Runtime rt(two_tiers(dir, core, 2));
+  EXPECT_EQ(rt.stats().helper_cores, (std::vector<int>{core, core}));
+  mlbs::Store<float> u(rt, "u", 1 << 16);  // 256 KiB records, 4 of them in 1 MiB of DRAM
+  for (std::uint64_t id = 0; id < 12; ++id) {
+    std::fill(u.begin(), u.end(), float(id));
+    u.write(id);
+  }
+  u.flush();
+  for (std::uint64_t id = 0; id < 12; ++id) {
+    u.read(id);
+    EXPECT_EQ(u[0], float(id));
+  }
+}
+
+}  // namespace
