@@ -282,6 +282,8 @@ TEST(BenchDataPath, PrefetchFigureAndItsThreshold) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].kind, mlbs_bench::DataPathFigure::Kind::prefetch);
   EXPECT_DOUBLE_EQ(f[0].value(), 0.5);
+  EXPECT_DOUBLE_EQ(f[0].lo, 0.5);   // one repeat: the range is the figure
+  EXPECT_DOUBLE_EQ(f[0].hi, 0.5);
   EXPECT_FALSE(f[0].met());
 }
 
@@ -302,6 +304,9 @@ TEST(BenchDataPath, KernelImpactAgainstSync) {
   EXPECT_DOUBLE_EQ(f[0].base, 11.0);
   EXPECT_NEAR(f[0].value(), 11.2 / 11.0 - 1, 1e-12);
   EXPECT_TRUE(f[0].met());
+  // The per-repeat range pairs each mlbs run with the sync run of its repeat.
+  EXPECT_NEAR(f[0].lo, 11.0 / 12.0 - 1, 1e-12);
+  EXPECT_NEAR(f[0].hi, 30.0 / 11.0 - 1, 1e-12);
   rs[1].kernel_s = rs[3].kernel_s = 11.4;   // +3.6%
   f = mlbs_bench::evaluate_data_path(rs);
   EXPECT_FALSE(f.at(0).met());

@@ -243,10 +243,12 @@ double direct_read_bytes_per_s(const RunResult& d) {
   return d.tiers.empty() ? 0.0 : per_s(double(d.tiers.back().bytes_out), d.read_block_s);
 }
 
-double DataPathFigure::value() const {
+double DataPathFigure::figure(Kind kind, double mlbs, double base) {
   if (base <= 0) return 0.0;
   return kind == Kind::kernel_impact ? mlbs / base - 1.0 : mlbs / base;
 }
+
+double DataPathFigure::value() const { return figure(kind, mlbs, base); }
 
 bool DataPathFigure::met() const {
   if (base <= 0 || mlbs <= 0) return false;
@@ -295,6 +297,15 @@ std::vector<DataPathFigure> evaluate_data_path(const std::vector<RunResult>& res
       f.mlbs = med(mlbs, fm);
       f.base = med(b, fb);
       f.runs = unsigned(std::min(mlbs.size(), b.size()));
+      bool first = true;
+      for (const RunResult* m : mlbs)
+        for (const RunResult* r : b)
+          if (r->repeat == m->repeat) {
+            const double v = DataPathFigure::figure(kind, fm(*m), fb(*r));
+            f.lo = first ? v : std::min(f.lo, v);
+            f.hi = first ? v : std::max(f.hi, v);
+            first = false;
+          }
       out.push_back(std::move(f));
     };
     if (!compute && g.first == "writeonly")
@@ -312,22 +323,24 @@ void print_data_path(std::FILE* out, const std::vector<DataPathFigure>& figures)
   if (figures.empty()) return;
   std::fprintf(out, "\ndata path (medians over the repeats; drain and prefetch >= 90%% of a plain O_DIRECT "
                     "writer/reader, kernel impact <= 3%%)\n");
-  std::fprintf(out, "%-14s %-14s %5s %4s %13s %13s %-8s %8s  %s\n", "figure", "workload", "ratio", "runs", "mlbs",
-               "baseline", "(mode)", "value", "verdict");
+  std::fprintf(out, "%-14s %-14s %5s %4s %13s %13s %-8s %8s %17s  %s\n", "figure", "workload", "ratio", "runs",
+               "mlbs", "baseline", "(mode)", "value", "per-repeat range", "verdict");
   for (const DataPathFigure& f : figures) {
     const bool rates = f.kind != DataPathFigure::Kind::kernel_impact;
-    char m[32], b[32], v[32];
+    char m[32], b[32], v[32], range[48];
     if (rates) {
       std::snprintf(m, sizeof m, "%.3f GiB/s", f.mlbs / double(1ull << 30));
       std::snprintf(b, sizeof b, "%.3f GiB/s", f.base / double(1ull << 30));
       std::snprintf(v, sizeof v, "%.1f%%", 100 * f.value());
+      std::snprintf(range, sizeof range, "%.1f..%.1f%%", 100 * f.lo, 100 * f.hi);
     } else {
       std::snprintf(m, sizeof m, "%.3f s", f.mlbs);
       std::snprintf(b, sizeof b, "%.3f s", f.base);
       std::snprintf(v, sizeof v, "%+.1f%%", 100 * f.value());
+      std::snprintf(range, sizeof range, "%+.1f..%+.1f%%", 100 * f.lo, 100 * f.hi);
     }
-    std::fprintf(out, "%-14s %-14s %5u %4u %13s %13s %-8s %8s  %s\n", f.name().c_str(), f.workload.c_str(),
-                 f.io_ratio, f.runs, m, b, f.baseline.c_str(), v, f.met() ? "met" : "NOT met");
+    std::fprintf(out, "%-14s %-14s %5u %4u %13s %13s %-8s %8s %17s  %s\n", f.name().c_str(), f.workload.c_str(),
+                 f.io_ratio, f.runs, m, b, f.baseline.c_str(), v, range, f.met() ? "met" : "NOT met");
   }
 }
 

@@ -123,9 +123,15 @@ struct DataPathFigure {
   double mlbs = 0;         ///< median bytes/s (drain, prefetch) or kernel_s (kernel impact)
   double base = 0;         ///< the same for the baseline
   unsigned runs = 0;       ///< repeats behind the smaller of the two medians
+  /// The figure per repeat (mlbs and baseline of the same repeat, which ran
+  /// next to each other): its smallest and largest value, the noise the
+  /// median has to be read against. Equal to value() with one repeat.
+  double lo = 0, hi = 0;
   /// drain, prefetch: mlbs / base (share of the baseline's rate);
   /// kernel impact: mlbs / base - 1 (slowdown). 0 when base is 0.
   double value() const;
+  /// The figure of one (mlbs, base) pair: mlbs / base, or mlbs / base - 1.
+  static double figure(Kind kind, double mlbs, double base);
   bool met() const;        ///< value() >= 0.90, or <= 0.03 for kernel impact
   std::string name() const;
 };
