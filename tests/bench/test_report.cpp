@@ -188,3 +188,165 @@ TEST(BenchTargets, IoBoundAndGroupsApart) {
   EXPECT_EQ(checks[0].best_other, "sync");
   EXPECT_DOUBLE_EQ(checks[0].margin, 2.0);
 }
+
+// --- repeats and the data path --------------------------------------------------------------
+
+namespace {
+
+/// A run of `workload` in `mode` with --compute none (the data-path figures' setting).
+RunResult io_run(const std::string& workload, const std::string& mode, unsigned repeat, double wall) {
+  RunResult r = result(workload, mode, wall, 0.01, 0.5);
+  r.repeat = repeat;
+  r.config = {{"compute", "none"}};
+  return r;
+}
+
+}  // namespace
+
+// The median of an odd count is the middle value; of an even count, the lower middle; of none, 0.
+TEST(BenchRepeat, MedianIsTheLowerMiddle) {
+  EXPECT_DOUBLE_EQ(mlbs_bench::median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_DOUBLE_EQ(mlbs_bench::median({4.0, 1.0, 3.0, 2.0}), 2.0);
+  EXPECT_DOUBLE_EQ(mlbs_bench::median({7.0}), 7.0);
+  EXPECT_EQ(mlbs_bench::median({}), 0.0);
+}
+
+// median_runs keeps one run per (workload, mode, ratio): the successful one with the median wall time.
+TEST(BenchRepeat, MedianRunsPickTheMedianWallPerMode) {
+  std::vector<RunResult> rs = {result("micro", "sync", 10, 4, 6), result("micro", "mlbs", 9, 4, 5),
+                               result("micro", "sync", 12, 4, 6), result("micro", "mlbs", 5, 4, 5),
+                               result("micro", "sync", 11, 4, 6), result("micro", "mlbs", 7, 4, 5)};
+  for (std::size_t i = 0; i < rs.size(); ++i) rs[i].repeat = unsigned(i / 2);
+  rs[3].error = "boom";   // a failed run does not count: mlbs's median of {9, 7} is 7
+  const auto m = mlbs_bench::median_runs(rs);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].mode, "sync");
+  EXPECT_DOUBLE_EQ(m[0].wall_s, 11.0);
+  EXPECT_EQ(m[1].mode, "mlbs");
+  EXPECT_DOUBLE_EQ(m[1].wall_s, 7.0);
+  EXPECT_EQ(m[1].repeat, 2u);
+}
+
+// Drain: the last tier's bytes in per wall second; the O_DIRECT writer: bytes in per second spent writing.
+TEST(BenchDataPath, RatesUseTheRightBytesAndSeconds) {
+  RunResult m = io_run("writeonly", "mlbs", 0, 2.0);
+  m.tiers.back().bytes_in = 1000;
+  m.tiers.back().bytes_out = 600;
+  m.read_phase_s = 0.5;
+  EXPECT_DOUBLE_EQ(mlbs_bench::drain_bytes_per_s(m), 500.0);
+  EXPECT_DOUBLE_EQ(mlbs_bench::prefetch_bytes_per_s(m), 1200.0);
+  RunResult d = io_run("writeonly", "odirect", 0, 3.0);
+  d.tiers = {d.tiers.back()};
+  d.tiers[0].bytes_in = 1000;
+  d.tiers[0].bytes_out = 900;
+  d.write_block_s = 0.8;
+  d.read_block_s = 0.3;
+  EXPECT_DOUBLE_EQ(mlbs_bench::direct_write_bytes_per_s(d), 1250.0);
+  EXPECT_DOUBLE_EQ(mlbs_bench::direct_read_bytes_per_s(d), 3000.0);
+  d.read_block_s = 0;   // undefined: 0, not infinity
+  EXPECT_EQ(mlbs_bench::direct_read_bytes_per_s(d), 0.0);
+}
+
+// writeonly without compute gives the drain figure, a median over repeats, against odirect.
+TEST(BenchDataPath, DrainFigureIsTheRatioOfMedians) {
+  std::vector<RunResult> rs;
+  const double mlbs_walls[] = {4.0, 5.0, 8.0}, od_write_s[] = {4.0, 6.0, 4.5};
+  for (unsigned k = 0; k < 3; ++k) {
+    rs.push_back(io_run("writeonly", "sync", k, 9.0));
+    rs.push_back(io_run("writeonly", "mlbs", k, mlbs_walls[k]));   // 4096 bytes in: median 4096 / 5
+    RunResult d = io_run("writeonly", "odirect", k, 7.0);
+    d.tiers = {d.tiers.back()};
+    d.write_block_s = od_write_s[k];                               // median 4096 / 4.5
+    rs.push_back(d);
+  }
+  const auto f = mlbs_bench::evaluate_data_path(rs);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, mlbs_bench::DataPathFigure::Kind::drain);
+  EXPECT_EQ(f[0].name(), "drain");
+  EXPECT_EQ(f[0].baseline, "odirect");
+  EXPECT_EQ(f[0].runs, 3u);
+  EXPECT_DOUBLE_EQ(f[0].mlbs, 4096.0 / 5.0);
+  EXPECT_DOUBLE_EQ(f[0].base, 4096.0 / 4.5);
+  EXPECT_DOUBLE_EQ(f[0].value(), 4.5 / 5.0);
+  EXPECT_TRUE(f[0].met());   // exactly 90%
+}
+
+// micro without compute gives the prefetch figure; below 90% of the reader it is not met.
+TEST(BenchDataPath, PrefetchFigureAndItsThreshold) {
+  RunResult m = io_run("micro", "mlbs", 0, 3.0);
+  m.read_phase_s = 2.0;   // 4096 bytes out of the slow tier
+  RunResult d = io_run("micro", "odirect", 0, 3.0);
+  d.tiers = {d.tiers.back()};
+  d.read_block_s = 1.0;
+  const auto f = mlbs_bench::evaluate_data_path({io_run("micro", "sync", 0, 5.0), m, d});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, mlbs_bench::DataPathFigure::Kind::prefetch);
+  EXPECT_DOUBLE_EQ(f[0].value(), 0.5);
+  EXPECT_DOUBLE_EQ(f[0].lo, 0.5);   // one repeat: the range is the figure
+  EXPECT_DOUBLE_EQ(f[0].hi, 0.5);
+  EXPECT_FALSE(f[0].met());
+}
+
+// With compute, the figure is mlbs's kernel_s over sync's minus 1 (medians); 3% is the limit.
+TEST(BenchDataPath, KernelImpactAgainstSync) {
+  std::vector<RunResult> rs;
+  const double sync_k[] = {10.0, 12.0, 11.0}, mlbs_k[] = {11.2, 11.0, 30.0};
+  for (unsigned k = 0; k < 3; ++k) {
+    rs.push_back(result("rtm", "sync", 20, sync_k[k], 6));
+    rs.push_back(result("rtm", "mlbs", 12, mlbs_k[k], 6));
+    rs.back().repeat = rs[rs.size() - 2].repeat = k;
+  }
+  auto f = mlbs_bench::evaluate_data_path(rs);
+  ASSERT_EQ(f.size(), 1u);   // no odirect run, and compute on: kernel impact only
+  EXPECT_EQ(f[0].kind, mlbs_bench::DataPathFigure::Kind::kernel_impact);
+  EXPECT_EQ(f[0].baseline, "sync");
+  EXPECT_DOUBLE_EQ(f[0].mlbs, 11.2);   // the outlier 30 s is not the median
+  EXPECT_DOUBLE_EQ(f[0].base, 11.0);
+  EXPECT_NEAR(f[0].value(), 11.2 / 11.0 - 1, 1e-12);
+  EXPECT_TRUE(f[0].met());
+  // The per-repeat range pairs each mlbs run with the sync run of its repeat.
+  EXPECT_NEAR(f[0].lo, 11.0 / 12.0 - 1, 1e-12);
+  EXPECT_NEAR(f[0].hi, 30.0 / 11.0 - 1, 1e-12);
+  rs[1].kernel_s = rs[3].kernel_s = 11.4;   // +3.6%
+  f = mlbs_bench::evaluate_data_path(rs);
+  EXPECT_FALSE(f.at(0).met());
+}
+
+// No figure without both sides, without compute for kernel impact, or from failed runs.
+TEST(BenchDataPath, FiguresNeedBothModes) {
+  EXPECT_TRUE(mlbs_bench::evaluate_data_path({io_run("writeonly", "sync", 0, 5), io_run("writeonly", "mlbs", 0, 4)})
+                  .empty());
+  RunResult od = io_run("writeonly", "odirect", 0, 4);
+  od.error = "boom";
+  EXPECT_TRUE(mlbs_bench::evaluate_data_path({io_run("writeonly", "mlbs", 0, 4), od}).empty());
+  // readafterwrite has no separate read phase: no prefetch figure.
+  EXPECT_TRUE(mlbs_bench::evaluate_data_path(
+                  {io_run("readafterwrite", "mlbs", 0, 4), io_run("readafterwrite", "odirect", 0, 4)})
+                  .empty());
+}
+
+// Repeated runs validate (each repeat with its own sync reference) and keep their index in the JSON.
+TEST(BenchRepeat, RepeatedRunsValidate) {
+  std::vector<RunResult> g0 = {result("micro", "sync", 10, 4, 6), result("micro", "odirect", 9, 4, 5)};
+  g0[1].tiers = {g0[1].tiers[1]};   // odirect has its directory only
+  g0[1].tiers[0].io_backend = "O_DIRECT write/read";
+  std::vector<RunResult> g1 = g0;
+  for (RunResult& r : g1) r.repeat = 1;
+  nlohmann::json d = doc(g0);
+  for (const auto& j : doc(g1)) d.push_back(j);
+  const auto problems = mlbs_bench::check_results(d, {"micro"}, {"sync", "odirect"});
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  EXPECT_EQ(d[3]["repeat"], 1u);
+  d[3]["repeat"] = -1;
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(d), "'repeat'"));
+}
+
+// odirect must say it moved its bytes with O_DIRECT (or why it could not).
+TEST(BenchReport, OdirectNeedsItsIoBackend) {
+  auto rs = std::vector<RunResult>{result("micro", "sync", 10, 4, 6), result("micro", "odirect", 9, 4, 5)};
+  rs[1].tiers = {rs[1].tiers[1]};
+  rs[1].tiers[0].io_backend = "pread";
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(doc(rs)), "does not mention O_DIRECT"));
+  rs[1].tiers[0].io_backend = "write+fdatasync, read cold (O_DIRECT refused: Invalid argument)";
+  EXPECT_FALSE(mentions(mlbs_bench::check_results(doc(rs)), "O_DIRECT"));
+}

@@ -3,7 +3,7 @@
 // never slower than the alternatives when it cannot.
 //
 // Runs workloads (micro, rtm, writeonly, readafterwrite) in several modes
-// (mlbs, sync, sync-fast, writebehind, pagecache) on the same data in one
+// (mlbs, sync, sync-fast, writebehind, pagecache, odirect) on the same data in one
 // invocation, verifies every snapshot read back, and reports wall, kernel,
 // copy and blocking times beside the performance model of DESIGN §1
 // (expected vs actual speedup over the sync reference). `--help` lists it all.
@@ -97,6 +97,12 @@ Model (DESIGN §1): io_s_model = max over tiers of (bytes_in + bytes_out) / obse
 (observed = bytes / busy time); expected_speedup = wall(sync) / max(kernel_s + copy_s, io_s_model);
 actual_speedup = wall(sync) / wall. kernel_s includes the snapshot checksums (hash_s).
 
+Data path (issue 4), printed after the targets when the modes ran: drain = mlbs's bytes into the
+slow tier per wall second vs odirect's write rate (writeonly, --compute none); prefetch = mlbs's
+bytes out of the slow tier per second of the read-back phase vs odirect's read rate (micro, rtm,
+--compute none); kernel impact = mlbs kernel_s / sync kernel_s - 1 (with compute). --repeat N runs
+every group N times, modes interleaved, and reports medians.
+
 Bandwidth caps (--slow-bw, --fast-bw) throttle mlbs tiers (Tier::bandwidth_bytes_per_s) and pace the
 baselines' own reads and writes to the same rate (virtual clock + sleep_until).
 )";
@@ -107,11 +113,12 @@ struct Run {
   const Options& o;
   fs::path fast_root, slow_root;   // <dir>/mlbs-bench.<pid>
 
-  RunResult run_one(const Plan& plan, const std::string& mode) {
+  RunResult run_one(const Plan& plan, const std::string& mode, unsigned repeat) {
     RunResult r;
     r.workload = to_string(plan.workload);
     r.mode = mode;
     r.io_ratio = plan.io_ratio;
+    r.repeat = repeat;
     r.grid_bytes = plan.snapshot_bytes();
     r.grid_dims = std::to_string(plan.dims.nx) + "x" + std::to_string(plan.dims.ny) + "x" +
                   std::to_string(plan.dims.nz);
@@ -119,11 +126,12 @@ struct Run {
     r.snapshots = plan.snapshots;
     r.config = config_json(plan);
 
-    const std::string label = r.workload + "-" + mode + "-r" + std::to_string(plan.io_ratio);
+    std::string label = r.workload + "-" + mode + "-r" + std::to_string(plan.io_ratio);
+    if (o.repeat > 1) label += "#" + std::to_string(repeat);
     RunDirs dirs;
     dirs.slow = slow_root / label;
     if (o.fast) dirs.fast = fast_root / label;
-    if (!o.quiet) std::fprintf(stderr, "mlbs-bench: %s/%s ratio %u ...\n", r.workload.c_str(), mode.c_str(), plan.io_ratio);
+    if (!o.quiet) std::fprintf(stderr, "mlbs-bench: %s ...\n", label.c_str());
 
     const std::uint64_t trace_t0 = mlbs::trace::now_ns();
     try {
@@ -146,6 +154,7 @@ struct Run {
       r.finish_s = std::chrono::duration<double>(t1 - tf).count();
       r.kernel_s = w.kernel_s;
       r.hash_s = w.hash_s;
+      r.read_phase_s = w.read_phase_s;
       r.copy_s = ms.copy_s;
       r.write_block_s = ms.write_block_s;
       r.read_block_s = ms.read_block_s;
@@ -232,10 +241,14 @@ int main(int argc, char** argv) {
   unsigned io_ratio = 2;
   app.add_option("--workload", workloads_s, "micro|rtm|writeonly|readafterwrite, comma list")->capture_default_str();
   app.add_option("--modes", modes_s,
-                 "mlbs,sync,sync-fast,writebehind,pagecache,adios2 (default: all that can run; sync-fast needs --fast)");
+                 "mlbs,sync,sync-fast,writebehind,pagecache,odirect,adios2 (default: all that can run but "
+                 "odirect; sync-fast needs --fast)");
   app.add_option("--grid-bytes", grid_s, "bytes of the 3D float grid = of one snapshot")->capture_default_str();
   app.add_option("--steps", o.steps, "time steps per phase")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
   app.add_option("--io-ratio", io_ratio, "a snapshot every N steps")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
+  app.add_option("--repeat", o.repeat, "run every (workload, mode, I/O ratio) N times, modes interleaved; "
+                                       "targets and data path use medians")
+      ->capture_default_str()->check(CLI::Range(1u, 1000u));
   app.add_option("--sweep-io-ratio", sweep_s, "run every I/O ratio of this list, e.g. 1,2,5,10 (overrides --io-ratio)");
   app.add_option("--order", order_s, "micro's read order")->capture_default_str()->check(CLI::IsMember({"lifo", "fifo"}));
   app.add_option("--compute", compute_s, "stencil, or none to skip the kernel")->capture_default_str()
@@ -364,6 +377,7 @@ int main(int argc, char** argv) {
                     mlbs::format_bytes(std::uint64_t(snaps) * dims.bytes()).c_str(),
                     double(snaps) * double(dims.bytes()) / double(o.dram_bytes));
       }
+      if (o.repeat > 1) std::printf("; %u repeats, modes interleaved", o.repeat);
       std::printf("\n\n");
       std::fflush(stdout);
     }
@@ -373,13 +387,18 @@ int main(int argc, char** argv) {
     for (unsigned r : o.io_ratios) {
       for (Workload w : o.workloads) {
         const Plan plan = make_plan(w, o, r);
-        std::vector<RunResult> group;
-        group.push_back(run.run_one(plan, "sync"));
-        group.back().reference_only = !sync_requested;
-        for (const std::string& m : o.modes)
-          if (m != "sync") group.push_back(run.run_one(plan, m));
-        apply_model(group);
-        all.insert(all.end(), group.begin(), group.end());
+        // Repeats interleave the modes (sync, mlbs, ..., sync, mlbs, ...) so that
+        // a drift in the machine's load touches every mode alike; each repeat's
+        // speedups are relative to its own sync run.
+        for (unsigned k = 0; k < o.repeat; ++k) {
+          std::vector<RunResult> group;
+          group.push_back(run.run_one(plan, "sync", k));
+          group.back().reference_only = !sync_requested;
+          for (const std::string& m : o.modes)
+            if (m != "sync") group.push_back(run.run_one(plan, m, k));
+          apply_model(group);
+          all.insert(all.end(), group.begin(), group.end());
+        }
       }
     }
     std::error_code ec;
@@ -392,7 +411,8 @@ int main(int argc, char** argv) {
 
     // --- report -------------------------------------------------------------------------
     print_table(stdout, all);
-    print_targets(stdout, evaluate_targets(all));
+    print_targets(stdout, evaluate_targets(median_runs(all)));
+    print_data_path(stdout, evaluate_data_path(all));
     std::fflush(stdout);
     if (!o.json_path.empty()) {
       nlohmann::json doc = nlohmann::json::array();

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <list>
 #include <map>
+#include <set>
 #include <memory>
 #include <stdexcept>
 #include <system_error>
@@ -30,8 +31,8 @@ double ns_to_s(std::uint64_t ns) { return double(ns) * 1e-9; }
 }  // namespace
 
 const std::vector<std::string>& known_modes() {
-  static const std::vector<std::string> modes = {"mlbs", "sync", "sync-fast", "writebehind", "pagecache",
-                                                 "adios2"};
+  static const std::vector<std::string> modes = {"mlbs",      "sync",    "sync-fast", "writebehind",
+                                                 "pagecache", "odirect", "adios2"};
   return modes;
 }
 
@@ -47,6 +48,9 @@ std::string describe_mode(const std::string& mode) {
   if (mode == "pagecache")
     return "buffered write/read emulating a page cache of --dram bytes: older snapshots beyond the budget are "
            "fdatasync'ed + dropped, WILLNEED read-ahead of the next snapshot";
+  if (mode == "odirect")
+    return "plain O_DIRECT sequential writer/reader of --slow on the application thread (pwrite/pread of "
+           "io_chunk_bytes, fdatasync per snapshot when persistent): the baseline of the data-path figures";
   if (mode == "adios2") return "ADIOS2 BP5 (not built)";
   return "";
 }
@@ -97,6 +101,24 @@ class Fd {
       n -= std::size_t(r);
     }
   }
+  /// Reads up to `n` bytes at `off`, stopping at the end of the file; returns
+  /// the bytes read. O_DIRECT: `p`, `n` and `off` aligned; a short read is
+  /// taken as the end of the file (an O_DIRECT read cannot go on unaligned).
+  std::size_t read_upto(std::byte* p, std::size_t n, std::uint64_t off) {
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd_, p + got, n - got, off_t(off + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) fail(errno, "cannot read", path_);
+      if (r == 0) break;
+      got += std::size_t(r);
+      if (got % 4096 != 0) break;
+    }
+    return got;
+  }
+  void truncate(std::uint64_t size) {
+    if (::ftruncate(fd_, off_t(size)) != 0) fail(errno, "cannot truncate", path_);
+  }
   void datasync() {
     if (::fdatasync(fd_) != 0) fail(errno, "fdatasync failed on", path_);
   }
@@ -123,10 +145,12 @@ void sync_dir(const fs::path& dir) {
 class Buffer {
  public:
   explicit Buffer(std::uint64_t bytes)
-      : bytes_(bytes), p_(static_cast<std::byte*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096))) {
+      : bytes_(bytes), p_(static_cast<std::byte*>(std::aligned_alloc(4096, padded(bytes)))) {
     if (!p_) throw std::bad_alloc();
-    std::memset(p_, 0, bytes_);
+    std::memset(p_, 0, padded(bytes_));   // the padding too: O_DIRECT writes whole blocks
   }
+  /// The allocation: `bytes` rounded up to whole 4096-byte blocks.
+  static std::uint64_t padded(std::uint64_t bytes) { return (bytes + 4095) / 4096 * 4096; }
   ~Buffer() { std::free(p_); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -562,6 +586,135 @@ class PageCacheMode final : public Mode {
   double write_block_s_ = 0, read_block_s_ = 0, copy_s_ = 0;
 };
 
+// --- odirect -----------------------------------------------------------------------
+
+/// Can `dir` take O_DIRECT writes of 4096-byte blocks? Empty if so, else why not.
+std::string odirect_refused(const fs::path& dir) {
+  const fs::path probe = dir / ".odirect-probe";
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0644);
+  if (fd < 0) return std::string("O_DIRECT refused: ") + std::strerror(errno);
+  Buffer block(4096);
+  const ssize_t w = ::pwrite(fd, block.bytes(), 4096, 0);
+  const int err = errno;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (w != 4096) return std::string("O_DIRECT write refused: ") + std::strerror(w < 0 ? err : EIO);
+  return "";
+}
+
+/// The plain O_DIRECT sequential writer and reader the data-path figures
+/// compare mlbs's helpers with: the application thread writes each snapshot
+/// to its own file with O_DIRECT, in `io_chunk_bytes` pwrites (rounded down
+/// to whole 4096-byte blocks) from the page-aligned working buffer, the last
+/// block zero-padded and the file cut back to the snapshot's size; at
+/// persistent durability each snapshot is fdatasync'ed before write()
+/// returns (mlbs commits every record the same way). Reads are O_DIRECT
+/// preads of the same chunks, cold by construction (no page cache). A cap
+/// paces each whole transfer by the Pacer rule (reserve at start, wait
+/// after). Where the file system refuses O_DIRECT (tmpfs, some FUSE), it says
+/// so in io_backend and falls back to sync's buffered write + fdatasync +
+/// DONTNEED, so that the page cache still helps nobody.
+class ODirectMode final : public Mode {
+ public:
+  ODirectMode(const Plan& plan, const Options& o, fs::path dir)
+      : bytes_(plan.snapshot_bytes()), padded_(Buffer::padded(bytes_)),
+        chunk_(std::max<std::uint64_t>(4096, o.io_chunk_bytes / 4096 * 4096)),
+        persistent_(o.durability == mlbs::Durability::persistent), dir_(std::move(dir)), buf_(bytes_),
+        pacer_(o.slow.bandwidth_bytes_per_s) {
+    const std::string refused = odirect_refused(dir_);
+    direct_ = refused.empty();
+    dev_.name = "slow";
+    dev_.kind = "directory";
+    dev_.path = dir_.string();
+    dev_.io_backend = direct_ ? "O_DIRECT write/read" : "write+fdatasync, read cold (" + refused + ")";
+    dev_.bandwidth_cap_bytes_per_s = o.slow.bandwidth_bytes_per_s;
+  }
+
+  float* buffer() override { return buf_.floats(); }
+
+  void write(std::uint64_t id) override {
+    mlbs::trace::Scope scope("write", "write_block");
+    const auto t0 = Clock::now();
+    const auto done = pacer_.reserve(bytes_);
+    const std::uint64_t len = direct_ ? padded_ : bytes_;   // O_DIRECT moves whole blocks
+    Fd f(snapshot_path(dir_, id), O_WRONLY | O_CREAT | O_TRUNC | (direct_ ? O_DIRECT : 0));
+    for (std::uint64_t off = 0; off < len; off += chunk_)
+      f.write_all(buf_.bytes() + off, std::size_t(std::min(chunk_, len - off)), off);
+    if (len != bytes_) f.truncate(bytes_);
+    if (persistent_ || !direct_) f.datasync();
+    if (!direct_) f.advise(POSIX_FADV_DONTNEED);
+    f.close();
+    Pacer::wait_until(done);
+    const double dt = seconds(Clock::now() - t0);
+    write_block_s_ += dt;
+    dev_.busy_s += dt;
+    dev_.bytes_in += bytes_;
+    held_ += bytes_;
+    dev_.peak_used_bytes = std::max(dev_.peak_used_bytes, held_);
+    written_.insert(id);
+  }
+
+  void read(std::uint64_t id) override {
+    if (!written_.count(id)) throw std::runtime_error("odirect: snapshot " + std::to_string(id) + " was never written");
+    const fs::path path = snapshot_path(dir_, id);
+    {
+      mlbs::trace::Scope scope("read", "read_block");
+      const auto t0 = Clock::now();
+      const auto done = pacer_.reserve(bytes_);
+      const std::uint64_t len = direct_ ? padded_ : bytes_;
+      Fd f(path, O_RDONLY | (direct_ ? O_DIRECT : 0));
+      std::uint64_t got = 0;
+      for (std::uint64_t off = 0; off < len; off += chunk_) {
+        const auto n = std::size_t(std::min(chunk_, len - off));
+        const std::size_t r = f.read_upto(buf_.bytes() + off, n, off);
+        got += r;
+        if (r < n) break;   // the end of the file
+      }
+      f.close();
+      if (got < bytes_) fail(EIO, "short read (" + std::to_string(got) + " of " + std::to_string(bytes_) + " bytes) of", path);
+      Pacer::wait_until(done);
+      const double dt = seconds(Clock::now() - t0);
+      read_block_s_ += dt;
+      dev_.busy_s += dt;
+      dev_.bytes_out += bytes_;
+    }
+    // Removing a consumed snapshot is not a transfer (mlbs's helpers do it
+    // off the application's path): outside read_block_s, inside wall_s.
+    if (!persistent_) {
+      if (::unlink(path.c_str()) != 0) fail(errno, "cannot remove", path);
+      held_ -= bytes_;
+      written_.erase(id);
+    }
+  }
+
+  void finish() override {
+    if (persistent_) sync_dir(dir_);
+  }
+
+  ModeStats stats() const override {
+    ModeStats m;
+    m.write_block_s = write_block_s_;
+    m.read_block_s = read_block_s_;
+    m.tiers = {dev_};
+    m.extra = {{"o_direct", direct_},
+               {"request_bytes", chunk_},
+               {"fdatasync", persistent_ || !direct_ ? "every snapshot" : "none (scratch)"}};
+    return m;
+  }
+
+ private:
+  std::uint64_t bytes_, padded_, chunk_;
+  bool persistent_;
+  fs::path dir_;
+  Buffer buf_;
+  Pacer pacer_;
+  bool direct_ = true;
+  TierReport dev_;
+  std::set<std::uint64_t> written_;
+  std::uint64_t held_ = 0;
+  double write_block_s_ = 0, read_block_s_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<Mode> make_mode(const std::string& mode, const Plan& plan, const Options& o,
@@ -576,6 +729,7 @@ std::unique_ptr<Mode> make_mode(const std::string& mode, const Plan& plan, const
     return std::make_unique<SyncMode>(plan, o, std::vector{fast, slow});
   }
   if (mode == "pagecache") return std::make_unique<PageCacheMode>(plan, o, dirs.slow);
+  if (mode == "odirect") return std::make_unique<ODirectMode>(plan, o, dirs.slow);
   throw std::invalid_argument("mode '" + mode + "' cannot run: " +
                               (mode_unavailable(mode, o).empty() ? "unknown" : mode_unavailable(mode, o)));
 }

@@ -11,6 +11,8 @@
 //   pagecache    buffered write/read emulating a page cache of --dram bytes:
 //                snapshots beyond the budget are fdatasync'ed + dropped
 //                (oldest first); WILLNEED read-ahead of the next snapshot
+//   odirect      plain O_DIRECT sequential writer/reader of the slow dir on
+//                the application thread: the data-path figures' baseline
 //   adios2       not built (reported as such)
 #pragma once
 

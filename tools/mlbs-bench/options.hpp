@@ -29,6 +29,7 @@ struct Options {
   std::uint64_t grid_bytes = 16ull << 20;
   unsigned steps = 64;                    ///< per phase
   std::vector<unsigned> io_ratios{2};     ///< --io-ratio, or the --sweep-io-ratio list
+  unsigned repeat = 1;                    ///< runs of every (workload, mode, io_ratio), interleaved
   ReadOrder order = ReadOrder::lifo;      ///< micro's backward phase
   bool compute = true;                    ///< --compute none: no kernel
   std::uint64_t dram_bytes = 64ull << 20;

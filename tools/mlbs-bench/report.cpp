@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <map>
@@ -65,6 +66,7 @@ nlohmann::json to_json(const RunResult& r) {
   nlohmann::json j = {{"workload", r.workload},
                       {"mode", r.mode},
                       {"io_ratio", r.io_ratio},
+                      {"repeat", r.repeat},
                       {"grid_bytes", r.grid_bytes},
                       {"grid_dims", r.grid_dims},
                       {"steps", r.steps},
@@ -78,6 +80,7 @@ nlohmann::json to_json(const RunResult& r) {
                       {"write_block_s", r.write_block_s},
                       {"read_block_s", r.read_block_s},
                       {"finish_s", r.finish_s},
+                      {"read_phase_s", r.read_phase_s},
                       {"io_s_model", r.io_s_model},
                       {"overlap_bound_s", model::overlap_bound_s(r.kernel_s, r.copy_s, r.io_s_model)},
                       {"expected_speedup", r.expected_speedup},
@@ -95,9 +98,18 @@ nlohmann::json to_json(const RunResult& r) {
 }
 
 void print_table(std::FILE* out, const std::vector<RunResult>& results) {
-  std::fprintf(out, "%-14s %-11s %5s %5s %8s %8s %7s %8s %8s %8s %8s %8s %5s  %s\n", "workload", "mode", "ratio",
-               "snaps", "wall_s", "kernel_s", "copy_s", "wblock_s", "rblock_s", "io_mdl_s", "expected", "actual",
-               "ok", "bottleneck tier (observed)");
+  bool repeated = false;
+  for (const RunResult& r : results) repeated |= r.repeat > 0;
+  auto rep = [&](const RunResult* r) {
+    if (!repeated) return std::string();
+    char buf[16];
+    if (r) std::snprintf(buf, sizeof buf, " %3u", r->repeat);
+    else std::snprintf(buf, sizeof buf, " %3s", "rep");
+    return std::string(buf);
+  };
+  std::fprintf(out, "%-14s %-11s %5s%s %5s %8s %8s %7s %8s %8s %8s %8s %8s %5s  %s\n", "workload", "mode", "ratio",
+               rep(nullptr).c_str(), "snaps", "wall_s", "kernel_s", "copy_s", "wblock_s", "rblock_s", "io_mdl_s",
+               "expected", "actual", "ok", "bottleneck tier (observed)");
   for (const RunResult& r : results) {
     std::string bottleneck = "-";
     double worst = 0;
@@ -110,18 +122,51 @@ void print_table(std::FILE* out, const std::vector<RunResult>& results) {
     }
     const std::string mode = r.reference_only ? r.mode + "*" : r.mode;
     if (!r.error.empty()) {
-      std::fprintf(out, "%-14s %-11s %5u %5u  FAILED: %s\n", r.workload.c_str(), mode.c_str(), r.io_ratio,
-                   r.snapshots, r.error.c_str());
+      std::fprintf(out, "%-14s %-11s %5u%s %5u  FAILED: %s\n", r.workload.c_str(), mode.c_str(), r.io_ratio,
+                   rep(&r).c_str(), r.snapshots, r.error.c_str());
       continue;
     }
-    std::fprintf(out, "%-14s %-11s %5u %5u %8.3f %8.3f %7.3f %8.3f %8.3f %8.3f %7.2fx %7.2fx %5s  %s\n",
-                 r.workload.c_str(), mode.c_str(), r.io_ratio, r.snapshots, r.wall_s, r.kernel_s, r.copy_s,
-                 r.write_block_s, r.read_block_s, r.io_s_model, r.expected_speedup, r.actual_speedup,
+    std::fprintf(out, "%-14s %-11s %5u%s %5u %8.3f %8.3f %7.3f %8.3f %8.3f %8.3f %7.2fx %7.2fx %5s  %s\n",
+                 r.workload.c_str(), mode.c_str(), r.io_ratio, rep(&r).c_str(), r.snapshots, r.wall_s, r.kernel_s,
+                 r.copy_s, r.write_block_s, r.read_block_s, r.io_s_model, r.expected_speedup, r.actual_speedup,
                  r.verified ? "yes" : "NO", bottleneck.c_str());
   }
   bool any_ref = false;
   for (const RunResult& r : results) any_ref |= r.reference_only;
   if (any_ref) std::fprintf(out, "* sync runs first as the reference of every speedup, even when not in --modes\n");
+}
+
+// --- medians of repeated runs -------------------------------------------------------------
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  const auto mid = v.begin() + std::ptrdiff_t((v.size() - 1) / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+std::vector<RunResult> median_runs(const std::vector<RunResult>& results) {
+  using Key = std::tuple<std::string, std::string, unsigned>;
+  std::vector<Key> order;
+  std::map<Key, std::vector<const RunResult*>> runs;
+  for (const RunResult& r : results) {
+    const Key k{r.workload, r.mode, r.io_ratio};
+    if (!runs.count(k)) order.push_back(k);
+    runs[k].push_back(&r);
+  }
+  std::vector<RunResult> out;
+  for (const Key& k : order) {
+    std::vector<const RunResult*> ok;
+    for (const RunResult* r : runs[k])
+      if (r->error.empty()) ok.push_back(r);
+    if (ok.empty()) {
+      out.push_back(*runs[k].front());
+      continue;
+    }
+    std::sort(ok.begin(), ok.end(), [](const RunResult* a, const RunResult* b) { return a->wall_s < b->wall_s; });
+    out.push_back(*ok[(ok.size() - 1) / 2]);
+  }
+  return out;
 }
 
 // --- targets ----------------------------------------------------------------------------
@@ -171,6 +216,131 @@ void print_targets(std::FILE* out, const std::vector<TargetCheck>& checks) {
     std::fprintf(out, "%-14s %5u %-13s %8.1f%% %10.2fx %-12s %7.2fx  %s\n", c.workload.c_str(), c.io_ratio,
                  c.compute_bound ? "compute-bound" : "I/O-bound", 100 * c.blocking_frac, c.bound_ratio,
                  c.best_other.empty() ? "-" : c.best_other.c_str(), c.margin, verdict.c_str());
+  }
+}
+
+// --- the data path --------------------------------------------------------------------------
+
+namespace {
+
+double per_s(double bytes, double s) { return s > 0 ? bytes / s : 0.0; }
+
+}  // namespace
+
+double drain_bytes_per_s(const RunResult& m) {
+  return m.tiers.empty() ? 0.0 : per_s(double(m.tiers.back().bytes_in), m.wall_s);
+}
+
+double prefetch_bytes_per_s(const RunResult& m) {
+  return m.tiers.empty() ? 0.0 : per_s(double(m.tiers.back().bytes_out), m.read_phase_s);
+}
+
+double direct_write_bytes_per_s(const RunResult& d) {
+  return d.tiers.empty() ? 0.0 : per_s(double(d.tiers.back().bytes_in), d.write_block_s);
+}
+
+double direct_read_bytes_per_s(const RunResult& d) {
+  return d.tiers.empty() ? 0.0 : per_s(double(d.tiers.back().bytes_out), d.read_block_s);
+}
+
+double DataPathFigure::figure(Kind kind, double mlbs, double base) {
+  if (base <= 0) return 0.0;
+  return kind == Kind::kernel_impact ? mlbs / base - 1.0 : mlbs / base;
+}
+
+double DataPathFigure::value() const { return figure(kind, mlbs, base); }
+
+bool DataPathFigure::met() const {
+  if (base <= 0 || mlbs <= 0) return false;
+  return kind == Kind::kernel_impact ? value() <= 0.03 : value() >= 0.90;
+}
+
+std::string DataPathFigure::name() const {
+  switch (kind) {
+    case Kind::drain: return "drain";
+    case Kind::prefetch: return "prefetch";
+    case Kind::kernel_impact: return "kernel impact";
+  }
+  return "?";
+}
+
+std::vector<DataPathFigure> evaluate_data_path(const std::vector<RunResult>& results) {
+  using Group = std::pair<std::string, unsigned>;
+  std::vector<Group> order;
+  std::map<Group, std::map<std::string, std::vector<const RunResult*>>> groups;
+  for (const RunResult& r : results) {
+    const Group g{r.workload, r.io_ratio};
+    if (!groups.count(g)) order.push_back(g);
+    if (r.error.empty() && r.wall_s > 0) groups[g][r.mode].push_back(&r);
+  }
+  std::vector<DataPathFigure> out;
+  for (const Group& g : order) {
+    auto& modes = groups[g];
+    const auto& mlbs = modes["mlbs"];
+    if (mlbs.empty()) continue;
+    const bool compute = mlbs.front()->config.value("compute", std::string("stencil")) != "none";
+    // Medians of f over the runs of one mode.
+    auto med = [](const std::vector<const RunResult*>& runs, double (*f)(const RunResult&)) {
+      std::vector<double> v;
+      for (const RunResult* r : runs) v.push_back(f(*r));
+      return median(v);
+    };
+    auto figure = [&](DataPathFigure::Kind kind, const std::string& base, double (*fm)(const RunResult&),
+                      double (*fb)(const RunResult&)) {
+      const auto& b = modes[base];
+      if (b.empty()) return;
+      DataPathFigure f;
+      f.kind = kind;
+      f.workload = g.first;
+      f.io_ratio = g.second;
+      f.baseline = base;
+      f.mlbs = med(mlbs, fm);
+      f.base = med(b, fb);
+      f.runs = unsigned(std::min(mlbs.size(), b.size()));
+      bool first = true;
+      for (const RunResult* m : mlbs)
+        for (const RunResult* r : b)
+          if (r->repeat == m->repeat) {
+            const double v = DataPathFigure::figure(kind, fm(*m), fb(*r));
+            f.lo = first ? v : std::min(f.lo, v);
+            f.hi = first ? v : std::max(f.hi, v);
+            first = false;
+          }
+      out.push_back(std::move(f));
+    };
+    if (!compute && g.first == "writeonly")
+      figure(DataPathFigure::Kind::drain, "odirect", drain_bytes_per_s, direct_write_bytes_per_s);
+    if (!compute && (g.first == "micro" || g.first == "rtm"))
+      figure(DataPathFigure::Kind::prefetch, "odirect", prefetch_bytes_per_s, direct_read_bytes_per_s);
+    if (compute)
+      figure(DataPathFigure::Kind::kernel_impact, "sync", [](const RunResult& r) { return r.kernel_s; },
+             [](const RunResult& r) { return r.kernel_s; });
+  }
+  return out;
+}
+
+void print_data_path(std::FILE* out, const std::vector<DataPathFigure>& figures) {
+  if (figures.empty()) return;
+  std::fprintf(out, "\ndata path (medians over the repeats; drain and prefetch >= 90%% of a plain O_DIRECT "
+                    "writer/reader, kernel impact <= 3%%)\n");
+  std::fprintf(out, "%-14s %-14s %5s %4s %13s %13s %-8s %8s %17s  %s\n", "figure", "workload", "ratio", "runs",
+               "mlbs", "baseline", "(mode)", "value", "per-repeat range", "verdict");
+  for (const DataPathFigure& f : figures) {
+    const bool rates = f.kind != DataPathFigure::Kind::kernel_impact;
+    char m[32], b[32], v[32], range[48];
+    if (rates) {
+      std::snprintf(m, sizeof m, "%.3f GiB/s", f.mlbs / double(1ull << 30));
+      std::snprintf(b, sizeof b, "%.3f GiB/s", f.base / double(1ull << 30));
+      std::snprintf(v, sizeof v, "%.1f%%", 100 * f.value());
+      std::snprintf(range, sizeof range, "%.1f..%.1f%%", 100 * f.lo, 100 * f.hi);
+    } else {
+      std::snprintf(m, sizeof m, "%.3f s", f.mlbs);
+      std::snprintf(b, sizeof b, "%.3f s", f.base);
+      std::snprintf(v, sizeof v, "%+.1f%%", 100 * f.value());
+      std::snprintf(range, sizeof range, "%+.1f..%+.1f%%", 100 * f.lo, 100 * f.hi);
+    }
+    std::fprintf(out, "%-14s %-14s %5u %4u %13s %13s %-8s %8s %17s  %s\n", f.name().c_str(), f.workload.c_str(),
+                 f.io_ratio, f.runs, m, b, f.baseline.c_str(), v, range, f.met() ? "met" : "NOT met");
   }
 }
 
@@ -247,6 +417,9 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
     for (const char* k : {"wall_s", "kernel_s", "copy_s", "write_block_s", "read_block_s", "io_s_model",
                           "expected_speedup", "actual_speedup"})
       ok &= c.require(o, where, k, vt::number_float);
+    // Optional (older files lack them), checked when present.
+    if (o.contains("repeat")) ok &= c.require(o, where, "repeat", vt::number_unsigned);
+    if (o.contains("read_phase_s")) ok &= c.require(o, where, "read_phase_s", vt::number_float);
     ok &= c.require(o, where, "verified", vt::boolean);
     ok &= c.require(o, where, "tier_stats", vt::array);
     if (o.contains("error")) c.fail(where, "run failed: " + o["error"].dump());
@@ -275,6 +448,10 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
                  c.require(tiers[t], tw, "busy_s", vt::number_float) &
                  c.require(tiers[t], tw, "bandwidth_bytes_per_s", vt::number_float);
       if (tok) moved += tiers[t]["bytes_in"].get<std::uint64_t>() + tiers[t]["bytes_out"].get<std::uint64_t>();
+      // The O_DIRECT baseline must say how it moved its bytes (a refused O_DIRECT falls back, and says so).
+      if (mode == "odirect" && c.require(tiers[t], tw, "io_backend", vt::string) &&
+          tiers[t]["io_backend"].get<std::string>().find("O_DIRECT") == std::string::npos)
+        c.fail(tw, "odirect's io_backend does not mention O_DIRECT: " + tiers[t]["io_backend"].dump());
       // A quota is the tier's capacity: no mode may use more (sync-fast spills to slow instead).
       const nlohmann::json& cap = tiers[t].value("capacity_bytes", nlohmann::json());
       const nlohmann::json& peak = tiers[t].value("peak_used_bytes", nlohmann::json());

@@ -19,6 +19,7 @@ struct RunResult {
   std::string workload;
   std::string mode;
   unsigned io_ratio = 0;
+  unsigned repeat = 0;              ///< --repeat: which run of this (workload, mode, io_ratio), from 0
   std::uint64_t grid_bytes = 0;     ///< bytes of one snapshot (the grid actually used)
   std::string grid_dims;            ///< "nx x ny x nz"
   unsigned steps = 0;
@@ -32,6 +33,7 @@ struct RunResult {
   double write_block_s = 0;
   double read_block_s = 0;
   double finish_s = 0;              ///< draining at the end (inside wall_s)
+  double read_phase_s = 0;          ///< micro, rtm: wall time of the read-back phase (inside wall_s)
   double io_s_model = 0;
   double expected_speedup = 0;
   double actual_speedup = 0;
@@ -55,6 +57,7 @@ std::string hex64(std::uint64_t v);
 void apply_model(std::vector<RunResult>& group);
 
 nlohmann::json to_json(const RunResult& r);
+/// One line per run; a `rep` column when some run has repeat > 0.
 void print_table(std::FILE* out, const std::vector<RunResult>& results);
 
 /// The project's targets for one (workload, io_ratio) group with an mlbs run
@@ -73,9 +76,69 @@ struct TargetCheck {
   bool faster_ok() const { return margin > 1.0; }
 };
 
-/// One TargetCheck per (workload, io_ratio) group whose mlbs run succeeded.
+/// The lower median of `v` (0 when empty): with --repeat N, the run figures
+/// are the medians over the N runs, robust to the VM's noise.
+double median(std::vector<double> v);
+
+/// One run per (workload, mode, io_ratio), in first-seen order: the
+/// successful run with the median wall_s among its repeats (the first run
+/// when none succeeded). With one repeat, `results` itself.
+std::vector<RunResult> median_runs(const std::vector<RunResult>& results);
+
+/// One TargetCheck per (workload, io_ratio) group whose mlbs run succeeded
+/// (pass median_runs() of repeated runs).
 std::vector<TargetCheck> evaluate_targets(const std::vector<RunResult>& results);
 void print_targets(std::FILE* out, const std::vector<TargetCheck>& checks);
+
+// --- the data path (issue 4): mlbs's helpers against a plain O_DIRECT writer/reader ---
+
+/// Bytes per second an mlbs run drained through its persistent (last) tier:
+/// that tier's bytes_in over the run's wall_s (start-up and the final flush
+/// included). 0 when undefined.
+double drain_bytes_per_s(const RunResult& mlbs);
+/// Bytes per second an mlbs run read back from its last tier: that tier's
+/// bytes_out over the wall time of the read-back phase (read_phase_s).
+double prefetch_bytes_per_s(const RunResult& mlbs);
+/// A baseline's own transfer rates: the bytes its tier took in / gave out
+/// over the application's time in its writes / reads (write_block_s,
+/// read_block_s: the transfers themselves, nothing else).
+double direct_write_bytes_per_s(const RunResult& odirect);
+double direct_read_bytes_per_s(const RunResult& odirect);
+
+/// One data-path figure of a (workload, io_ratio) group (docs/benchmarking.md,
+/// "The data path"):
+///   drain          writeonly, --compute none: drain_bytes_per_s(mlbs) over
+///                  direct_write_bytes_per_s(odirect); target >= 0.90
+///   prefetch       micro or rtm, --compute none: prefetch_bytes_per_s(mlbs)
+///                  over direct_read_bytes_per_s(odirect); target >= 0.90
+///   kernel impact  any workload with compute: kernel_s(mlbs) / kernel_s(sync)
+///                  - 1 (the helpers' cost to the kernels); target <= 0.03
+/// Each side is the median over the group's repeats.
+struct DataPathFigure {
+  enum class Kind { drain, prefetch, kernel_impact };
+  Kind kind = Kind::drain;
+  std::string workload;
+  unsigned io_ratio = 0;
+  std::string baseline;    ///< "odirect" (drain, prefetch) or "sync" (kernel impact)
+  double mlbs = 0;         ///< median bytes/s (drain, prefetch) or kernel_s (kernel impact)
+  double base = 0;         ///< the same for the baseline
+  unsigned runs = 0;       ///< repeats behind the smaller of the two medians
+  /// The figure per repeat (mlbs and baseline of the same repeat, which ran
+  /// next to each other): its smallest and largest value, the noise the
+  /// median has to be read against. Equal to value() with one repeat.
+  double lo = 0, hi = 0;
+  /// drain, prefetch: mlbs / base (share of the baseline's rate);
+  /// kernel impact: mlbs / base - 1 (slowdown). 0 when base is 0.
+  double value() const;
+  /// The figure of one (mlbs, base) pair: mlbs / base, or mlbs / base - 1.
+  static double figure(Kind kind, double mlbs, double base);
+  bool met() const;        ///< value() >= 0.90, or <= 0.03 for kernel impact
+  std::string name() const;
+};
+
+/// Every data-path figure the runs allow, grouped as they ran.
+std::vector<DataPathFigure> evaluate_data_path(const std::vector<RunResult>& results);
+void print_data_path(std::FILE* out, const std::vector<DataPathFigure>& figures);
 
 /// Problems with a results document (empty = valid): the schema of every
 /// object, verified == true, no errors, byte counts consistent, sync present

@@ -55,6 +55,7 @@ class SnapshotIo {
 struct WorkloadResult {
   double kernel_s = 0;        ///< all application compute: kernels, staging copies, checksums
   double hash_s = 0;          ///< of which: snapshot checksums (write and verify)
+  double read_phase_s = 0;    ///< micro, rtm: wall time of the backward (read-back) phase; 0 otherwise
   unsigned writes = 0;
   unsigned reads = 0;
   unsigned mismatches = 0;    ///< snapshots read back with wrong bytes
