@@ -518,11 +518,17 @@ TEST(StoreApi, WriteBehindCopiesDramRecordsDownWithoutFlush) {
       break;
     }
   }
-  ASSERT_EQ(accepted, 3u) << "3 DRAM pages, 1 slow page: the 4th record cannot be placed";
-  // The newest record is the one the slow tier's single page is for.
-  const auto tiers = u.info(accepted - 1).tiers;
-  EXPECT_NE(std::find(tiers.begin(), tiers.end(), 1), tiers.end())
-      << "record " << accepted - 1 << " never got its file copy: write-behind did not run";
+  // 3 DRAM pages and 1 slow page hold 4 records at most; whether the 4th fits
+  // depends on which record the write-behind had sent to the slow page when
+  // it arrived (one that DRAM no longer wants frees its slot; the newest does not).
+  ASSERT_GE(accepted, 3u);
+  ASSERT_LE(accepted, 4u) << "more records accepted than 4 pages hold";
+  bool on_slow = false;
+  for (std::uint64_t id = 0; id < accepted; ++id) {
+    const auto tiers = u.info(id).tiers;
+    on_slow |= std::find(tiers.begin(), tiers.end(), 1) != tiers.end();
+  }
+  EXPECT_TRUE(on_slow) << "no record got its file copy: write-behind did not run";
   EXPECT_GT(rt.stats().tiers[1].bytes_in, 0u) << "nothing was ever written behind";
   for (std::uint64_t id = accepted; id-- > 0;) {
     u.read(id);
