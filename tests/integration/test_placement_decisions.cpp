@@ -78,7 +78,8 @@ TEST(PlacementDecisions, FifoKeepsOldestHigh) {
   for (std::uint64_t id : {0, 1}) EXPECT_TRUE(in(u.info(id), 0)) << id;
 }
 
-// Reading refills the pipeline: DRAM from the fast tier, the fast tier from the slow one.
+// Reading refills the pipeline: DRAM from the file tiers, soonest first, and
+// the fast tier stays full (room freed there goes to the records below).
 TEST(PlacementDecisions, ReadPhasePrefetchesAcrossTiers) {
   TempDir dir;
   mlbs::Runtime rt(cfg_for(dir, mlbs::Schedule::lifo()));
@@ -87,10 +88,17 @@ TEST(PlacementDecisions, ReadPhasePrefetchesAcrossTiers) {
   u.flush();
   for (std::uint64_t id : {11, 10, 9, 8}) u.read(id);
   u.flush();
-  // Next needed: 7, 6, 5, 4 — all of them in DRAM now (no write headroom in a read phase)...
+  // Next needed: 7, 6, 5, 4 — all of them in DRAM now (no write headroom in a read phase).
   for (std::uint64_t id : {7, 6, 5, 4}) EXPECT_TRUE(in(u.info(id), 0)) << id;
-  // ... and the fast tier holds the ones after them, 3..0, come up from the slow tier.
-  for (std::uint64_t id : {3, 2, 1, 0}) EXPECT_EQ(u.info(id).tiers, std::vector<int>{1}) << id;
+  // Which records the fast tier holds depends on when each was written down
+  // (residents keep their place), but it is full and every record has one file copy.
+  int on_fast = 0;
+  for (std::uint64_t id = 0; id < 8; ++id) {
+    const auto info = u.info(id);
+    EXPECT_NE(in(info, 1), in(info, 2)) << id;
+    on_fast += in(info, 1);
+  }
+  EXPECT_EQ(on_fast, 4);
   EXPECT_GT(rt.stats().prefetches, 0u);
 }
 
