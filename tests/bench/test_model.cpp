@@ -83,10 +83,10 @@ TEST(BenchPacer, UncappedCompletesImmediately) {
   EXPECT_EQ(p.cost_s(1 << 30), 0.0);
 }
 
-// pass() sleeps for the transfer's share of the cap.
-TEST(BenchPacer, PassWaitsForTheCappedDevice) {
+// A synchronous transfer (reserve, then wait) lasts at least its share of the cap.
+TEST(BenchPacer, SynchronousTransferWaitsForTheCappedDevice) {
   mlbs_bench::Pacer p(1'000'000);   // 1 MB/s: 50 kB = 50 ms
   const auto t0 = std::chrono::steady_clock::now();
-  p.pass(50'000);
+  mlbs_bench::Pacer::wait_until(p.reserve(50'000));
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50));
 }

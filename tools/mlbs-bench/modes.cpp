@@ -119,6 +119,13 @@ class Fd {
   void truncate(std::uint64_t size) {
     if (::ftruncate(fd_, off_t(size)) != 0) fail(errno, "cannot truncate", path_);
   }
+  /// The whole `n` bytes from offset 0, in transfers of at most `chunk` (the baselines' I/O size).
+  void write_chunks(const std::byte* p, std::uint64_t n, std::uint64_t chunk) {
+    for (std::uint64_t off = 0; off < n; off += chunk) write_all(p + off, std::size_t(std::min(chunk, n - off)), off);
+  }
+  void read_chunks(std::byte* p, std::uint64_t n, std::uint64_t chunk) {
+    for (std::uint64_t off = 0; off < n; off += chunk) read_all(p + off, std::size_t(std::min(chunk, n - off)), off);
+  }
   void datasync() {
     if (::fdatasync(fd_) != 0) fail(errno, "fdatasync failed on", path_);
   }
@@ -290,10 +297,7 @@ class SyncMode final : public Mode {
     // when both the real transfer (write + fdatasync) and the cap are done.
     const auto done = dev.pacer.reserve(bytes_);
     Fd f(snapshot_path(dev.spec.dir, id), O_WRONLY | O_CREAT | O_TRUNC);
-    for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
-      const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
-      f.write_all(buf_.bytes() + off, n, off);
-    }
+    f.write_chunks(buf_.bytes(), bytes_, chunk_);
     f.datasync();
     f.advise(POSIX_FADV_DONTNEED);   // read back cold
     f.close();
@@ -317,10 +321,7 @@ class SyncMode final : public Mode {
     {
       const auto done = dev.pacer.reserve(bytes_);
       Fd f(path, O_RDONLY);
-      for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
-        const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
-        f.read_all(buf_.bytes() + off, n, off);
-      }
+      f.read_chunks(buf_.bytes(), bytes_, chunk_);
       f.close();
       Pacer::wait_until(done);
     }
@@ -409,10 +410,7 @@ class PageCacheMode final : public Mode {
       mlbs::trace::Scope scope("write", "copy");   // a buffered write is a copy into the cache
       const auto t0 = Clock::now();
       Fd f(snapshot_path(dir_, id), O_WRONLY | O_CREAT | O_TRUNC);
-      for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
-        const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
-        f.write_all(buf_.bytes() + off, n, off);
-      }
+      f.write_chunks(buf_.bytes(), bytes_, chunk_);
       f.close();
       copy_s_ += seconds(Clock::now() - t0);
     }
@@ -436,10 +434,7 @@ class PageCacheMode final : public Mode {
       const bool cold = !e.cached;
       const auto done = cold ? pacer_.reserve(bytes_) : Pacer::Clock::time_point{};
       Fd f(snapshot_path(dir_, id), O_RDONLY);
-      for (std::uint64_t off = 0; off < bytes_; off += chunk_) {
-        const auto n = std::size_t(std::min<std::uint64_t>(chunk_, bytes_ - off));
-        f.read_all(buf_.bytes() + off, n, off);
-      }
+      f.read_chunks(buf_.bytes(), bytes_, chunk_);
       const double io_s = seconds(Clock::now() - t0);
       if (cold) {
         Pacer::wait_until(done);            // a synchronous read from the device

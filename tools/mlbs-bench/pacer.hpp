@@ -43,12 +43,6 @@ class Pacer {
     if (t > Clock::now()) std::this_thread::sleep_until(t);
   }
 
-  /// A synchronous transfer of `bytes` just finished: wait until the capped
-  /// device would have finished it.
-  void pass(std::uint64_t bytes) {
-    if (capped()) wait_until(reserve(bytes));
-  }
-
  private:
   std::uint64_t bytes_per_s_;
   Clock::time_point next_{};
