@@ -1,5 +1,6 @@
 // mlbs-inspect — prints the catalog of a persistent store from its journal on
-// the persistent tier, and optionally verifies every record file's xxHash3.
+// the persistent tier, and optionally verifies every record's xxHash3 (in its
+// own .rec file, or in a log of the log layout).
 //
 //   mlbs-inspect [--verify] [--json] <persistent-tier-dir> <store>
 //
@@ -72,7 +73,7 @@ enum class Verdict { not_checked, ok, bad };
 
 struct Row {
   JournalEntry entry;
-  std::string file;            ///< file name inside the store folder
+  std::string file;            ///< file name inside the store folder ("log-0.mlbs@8192" for a log extent)
   FileState state = FileState::missing;
   std::uint64_t file_bytes = 0;
   Verdict verdict = Verdict::not_checked;
@@ -87,19 +88,20 @@ struct Options {
   std::string store;
 };
 
-/// Streams the file through xxHash3; false (with `why`) if it cannot be read in full.
-bool hash_file(const fs::path& path, std::uint64_t expected_size, std::uint64_t& digest,
+/// Streams the record's bytes at `offset` of `path` through xxHash3; false
+/// (with `why`) if they cannot be read in full.
+bool hash_file(const fs::path& path, std::uint64_t offset, std::uint64_t expected_size, std::uint64_t& digest,
                std::string& why) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  if (!in || !in.seekg(static_cast<std::streamoff>(offset))) {
     why = fmt::format("cannot open: {}", std::strerror(errno));
     return false;
   }
   mlbs::catalog::Checksummer sum;
   std::vector<char> buf(1 << 20);
   std::uint64_t total = 0;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+  while (in && total < expected_size) {
+    in.read(buf.data(), static_cast<std::streamsize>(std::min<std::uint64_t>(buf.size(), expected_size - total)));
     const std::streamsize n = in.gcount();
     if (n <= 0) break;
     sum.update(buf.data(), static_cast<std::size_t>(n));
@@ -155,14 +157,14 @@ int run(const Options& opt) {
   for (const auto& [id, e] : replay.live) {
     Row row;
     row.entry = e;
-    row.file = mlbs::tiers::object_file_name(id, e.generation);
     total_bytes += e.size;
-    const fs::path path = store_dir / row.file;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      row.state = errno == ENOENT ? FileState::missing : FileState::unreadable;
+    const mlbs::tiers::StoredObject where = mlbs::tiers::locate_stored_object(store_dir, id, e.generation);
+    row.file = where.file.filename().string();
+    if (where.file.extension() != ".rec") row.file += fmt::format("@{}", where.offset);
+    if (!where.found) {
+      row.state = FileState::missing;
     } else {
-      row.file_bytes = static_cast<std::uint64_t>(st.st_size);
+      row.file_bytes = where.bytes;
       row.state = row.file_bytes == e.size ? FileState::ok : FileState::wrong_size;
     }
     if (opt.verify) {
@@ -171,7 +173,7 @@ int run(const Options& opt) {
         row.problem = row.state == FileState::wrong_size
                           ? fmt::format("file holds {} bytes, the journal says {}", row.file_bytes, e.size)
                           : std::string("file ") + to_string(row.state);
-      } else if (!hash_file(path, e.size, row.actual_checksum, row.problem)) {
+      } else if (!hash_file(where.file, where.offset, e.size, row.actual_checksum, row.problem)) {
         row.verdict = Verdict::bad;
       } else if (row.actual_checksum != e.checksum) {
         row.verdict = Verdict::bad;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,13 @@ enum class IoBackend {
               ///< system allow it and the tier does not use the page cache; else pread
   io_uring,   ///< io_uring + O_DIRECT, or a TierError when that cannot be had
   pread,      ///< pread/pwrite through the page cache (dropped behind unless page_cache)
+};
+
+/// How a directory tier lays records out on disk (docs/layout.md).
+enum class Layout {
+  file_per_record,  ///< "file-per-record": <space>/<id>-<generation>.rec per record copy
+  log,              ///< "log": one append-only log per helper thread (log-<n>.mlbs) plus its
+                    ///< index (log-<n>.idx): a handful of files however many records
 };
 
 /// One storage layer. Tiers are ordered fastest first; the first must be a
@@ -43,6 +51,8 @@ struct Tier {
   /// io_uring: bytes per request; each chunk the engine moves (Config::io_chunk_bytes)
   /// is split into requests of this size. A multiple of 4096, 4 KiB..1 GiB.
   std::uint64_t io_request_bytes = 1ull << 20;
+  /// Directory tiers: this tier's layout; unset = Config::layout.
+  std::optional<Layout> layout;
 
   static Tier memory(std::uint64_t capacity_bytes);
   static Tier directory(std::string path, std::uint64_t capacity_bytes = 0);
@@ -64,9 +74,6 @@ struct Schedule {
 
 enum class Durability { scratch, persistent };
 
-/// How a directory tier lays records out on disk.
-enum class Layout { file_per_record };
-
 struct Config {
   std::vector<Tier> tiers = {Tier::memory(1ull << 30), Tier::directory("mlbs-data")};
   Schedule schedule = Schedule::lifo();
@@ -77,7 +84,7 @@ struct Config {
   int helper_core = -1;
   unsigned helper_threads = 1;   ///< helper threads moving data (>1 overlaps tiers)
   bool checksums = true;         ///< xxHash3 of every record, verified on the way up
-  Layout layout = Layout::file_per_record;
+  Layout layout = Layout::file_per_record;  ///< every directory tier's layout, unless Tier::layout says
   std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest transfer handed to a tier at once (one pread/pwrite; io_uring splits it)
   unsigned shutdown_timeout_ms = 60000;       ///< bound on draining at destruction
   /// false (default): directory tiers keep their files out of the OS page
@@ -95,7 +102,7 @@ struct Config {
   static Config from_toml(std::string_view text, const std::string& source = "<string>");
   /// Starts from MLBS_CONFIG (a TOML file) if set, else defaults, then applies
   /// MLBS_TIERS, MLBS_SCHEDULE, MLBS_DURABILITY, MLBS_HELPER_CORE,
-  /// MLBS_HELPER_THREADS, MLBS_CHECKSUMS, MLBS_IO_CHUNK, MLBS_PAGE_CACHE.
+  /// MLBS_HELPER_THREADS, MLBS_CHECKSUMS, MLBS_IO_CHUNK, MLBS_PAGE_CACHE, MLBS_LAYOUT.
   static Config from_env();
 
   /// Checks the configuration; throws ConfigError naming the field.
@@ -117,6 +124,9 @@ std::string to_string(Durability d);
 std::string to_string(IoBackend b);
 /// The inverse of to_string(IoBackend); throws ConfigError naming `field`.
 IoBackend parse_io_backend(std::string_view text, const std::string& field = "io_backend");
+std::string to_string(Layout layout);
+/// The inverse of to_string(Layout) ("file" too); throws ConfigError naming `field`.
+Layout parse_layout(std::string_view text, const std::string& field = "layout");
 /// 1536 -> "1.5 KiB".
 std::string format_bytes(std::uint64_t bytes);
 

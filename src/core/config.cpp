@@ -233,6 +233,13 @@ IoBackend parse_io_backend_at(std::string_view text, const Where& where) {
   where.fail(fmt::format("'{}' is not an I/O backend (expected auto, io_uring or pread)", s));
 }
 
+Layout parse_layout_at(std::string_view text, const Where& where) {
+  const std::string_view s = trim(text);
+  if (s == "file-per-record" || s == "file") return Layout::file_per_record;
+  if (s == "log") return Layout::log;
+  where.fail(fmt::format("'{}' is not a layout (expected file-per-record or log)", s));
+}
+
 std::vector<Tier> parse_tier_spec_at(std::string_view spec, const Where& where) {
   if (trim(spec).empty()) where.fail("empty tier spec (expected e.g. mem:2GiB,dir:/nvme/run:64GiB,dir:/lustre/run)");
   std::vector<Tier> tiers;
@@ -335,6 +342,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
         fail(name + ".page_cache", "the page cache concerns file tiers, not the memory tier");
       if (tier.io_backend != IoBackend::automatic)
         fail(name + ".io_backend", "the I/O backend concerns file tiers, not the memory tier");
+      if (tier.layout)
+        fail(name + ".layout", "the layout concerns file tiers, not the memory tier");
     } else if (tier.kind == "memory") {
       fail(name + ".kind", "only the first tier may be a memory tier");
     } else if (const auto kinds = tiers::registered_kinds();
@@ -430,8 +439,7 @@ class TomlReader {
       } else if (name == "checksums") {
         cfg.checksums = boolean(node, at);
       } else if (name == "layout") {
-        if (string(node, at) != "file-per-record") at.fail("unknown layout (expected file-per-record)");
-        cfg.layout = Layout::file_per_record;
+        cfg.layout = parse_layout_at(string(node, at), at);
       } else if (name == "io_chunk") {
         cfg.io_chunk_bytes = size(node, at);
       } else if (name == "shutdown_timeout_ms") {
@@ -570,9 +578,11 @@ class TomlReader {
         tier.low_water = fraction(node, at);
       } else if (field == "page_cache") {
         tier.page_cache = boolean(node, at);
-      } else if (field == "io_backend" || field == "queue_depth" || field == "io_request") {
+      } else if (field == "io_backend" || field == "queue_depth" || field == "io_request" || field == "layout") {
         if (tier.kind == "memory") at.fail(fmt::format("a memory tier has no {} (file tiers only)", field));
-        if (field == "io_backend")
+        if (field == "layout")
+          tier.layout = parse_layout_at(string(node, at), at);
+        else if (field == "io_backend")
           tier.io_backend = parse_io_backend_at(string(node, at), at);
         else if (field == "queue_depth")
           tier.queue_depth = integer<unsigned>(node, at, 1);
@@ -581,7 +591,7 @@ class TomlReader {
       } else {
         Where{at.field, source_, key.source().begin.line}.fail(
             "unknown key (expected kind, capacity, path, bandwidth, block, shared, high_water, low_water, "
-            "page_cache, io_backend, queue_depth or io_request)");
+            "page_cache, io_backend, queue_depth, io_request or layout)");
       }
     }
     return tier;
@@ -719,6 +729,18 @@ IoBackend parse_io_backend(std::string_view text, const std::string& field) {
   return parse_io_backend_at(text, Where{field});
 }
 
+std::string to_string(Layout layout) {
+  switch (layout) {
+    case Layout::file_per_record: return "file-per-record";
+    case Layout::log: return "log";
+  }
+  return "invalid";
+}
+
+Layout parse_layout(std::string_view text, const std::string& field) {
+  return parse_layout_at(text, Where{field});
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   static constexpr std::array<std::string_view, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
   std::size_t unit = 0;
@@ -782,6 +804,8 @@ Config Config::from_env() {
         [&](const std::string& v, const Where& at) { cfg.io_chunk_bytes = parse_size_at(v, at); });
   apply("MLBS_PAGE_CACHE", "page_cache",
         [&](const std::string& v, const Where& at) { cfg.page_cache = parse_switch_at(v, at); });
+  apply("MLBS_LAYOUT", "layout",
+        [&](const std::string& v, const Where& at) { cfg.layout = parse_layout_at(v, at); });
 
   validate_with(cfg, loaded.origins, source);
   return std::move(cfg);

@@ -20,6 +20,7 @@
 #include "engine/placement.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
+#include "tiers/directory/io_select.hpp"
 #include "tiers/registry.hpp"
 
 namespace mlbs::engine {
@@ -78,6 +79,7 @@ Engine::Engine(Config cfg)
     // reads its own tier's flag.
     Tier desc = cfg_.tiers[t];
     desc.page_cache = desc.page_cache || cfg_.page_cache;
+    if (!desc.layout) desc.layout = tiers::hooks::test_layout().value_or(cfg_.layout);
     ts.backend = tiers::make_backend(static_cast<int>(t), desc);
     ts.backend->probe();
     auto io = ts.backend->io_path();  // settled by probe(): io_uring or pread, and why

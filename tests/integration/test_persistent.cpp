@@ -105,11 +105,12 @@ std::optional<mlbs::catalog::JournalEntry> live_entry(const TempDir& dir, const 
   return it->second;
 }
 
-/// The file that holds record `id` on the persistent tier, per the journal.
-fs::path record_file(const TempDir& dir, const std::string& store, std::uint64_t id) {
+/// Where record `id`'s bytes are on the persistent tier, per the journal, in
+/// this run's layout: its own file, or an extent of a log.
+mlbs::tiers::StoredObject record_bytes(const TempDir& dir, const std::string& store, std::uint64_t id) {
   auto e = live_entry(dir, store, id);
   if (!e) return {};
-  return store_dir(dir, store) / mlbs::tiers::object_file_name(id, e->generation);
+  return mlbs::tiers::locate_stored_object(store_dir(dir, store), id, e->generation);
 }
 
 /// Files of `dir` whose name ends in `suffix` (non-recursive).
@@ -256,13 +257,13 @@ TEST(Persistent, FlushMakesEveryRecordDurableOnTheLastTier) {
     EXPECT_TRUE(info.durable) << "id " << id;
     EXPECT_NE(std::find(info.tiers.begin(), info.tiers.end(), kLast), info.tiers.end())
         << "id " << id << " has no copy on the persistent tier";
-    const fs::path file = record_file(dir, "wavefield", id);
-    ASSERT_FALSE(file.empty()) << "id " << id << " has no live journal entry";
-    ASSERT_TRUE(fs::exists(file)) << file;
-    EXPECT_EQ(fs::file_size(file), kRecBytes) << file;
+    ASSERT_TRUE(live_entry(dir, "wavefield", id)) << "id " << id << " has no live journal entry";
+    const auto where = record_bytes(dir, "wavefield", id);
+    ASSERT_TRUE(where.found) << where.file;
+    EXPECT_EQ(where.bytes, kRecBytes) << where.file;
     EXPECT_EQ(live_entry(dir, "wavefield", id)->checksum, info.checksum) << "id " << id;
   }
-  EXPECT_EQ(entries_ending(store_dir(dir, "wavefield"), ".rec").size(), n);
+  EXPECT_EQ(mlbs::test::stored_records(store_dir(dir, "wavefield")), n);
   EXPECT_TRUE(fs::exists(store_dir(dir, "wavefield") / "LOCK"));
   EXPECT_EQ(rt.stats().tiers[kLast].records, n);
 }
@@ -383,7 +384,7 @@ TEST(Persistent, EraseSurvivesReopen) {
       expect_content(u, id);
     }
   }
-  EXPECT_EQ(entries_ending(store_dir(dir, "wavefield"), ".rec").size(), 4u);
+  EXPECT_EQ(mlbs::test::stored_records(store_dir(dir, "wavefield")), 4u);
 }
 
 // An erase of a record not yet durable (no flush) also survives reopen.
@@ -435,7 +436,7 @@ TEST(Persistent, RewriteOfErasedIdSurvivesReopen) {
   expect_content(u, 1, 2);
   u.read(3);
   expect_content(u, 3, 3);
-  EXPECT_EQ(entries_ending(store_dir(dir, "wavefield"), ".rec").size(), 4u) << "old generations left";
+  EXPECT_EQ(mlbs::test::stored_records(store_dir(dir, "wavefield")), 4u) << "old generations left";
 }
 
 // An id whose record (the newest generation) was erased in one run is written again in the next and recovered in a third.
@@ -509,7 +510,8 @@ TEST(Persistent, CorruptedRecordFileIsSkipped) {
     mlbs::Store<float> u(rt, "wavefield", kElems);
     write_range(u, 0, 5);
   }
-  flip_byte(record_file(dir, "wavefield", 3), kRecBytes / 2);
+  const auto three = record_bytes(dir, "wavefield", 3);
+  flip_byte(three.file, three.offset + kRecBytes / 2);
   mlbs::Runtime rt(persistent(dir));
   mlbs::Store<float> u(rt, "wavefield");
   EXPECT_EQ(u.ids(), (std::vector<std::uint64_t>{0, 1, 2, 4}));
@@ -534,10 +536,22 @@ TEST(Persistent, TruncatedRecordFileIsSkippedAndCounted) {
     mlbs::Store<float> u(rt, "wavefield", kElems);
     write_range(u, 0, 3);
   }
-  fs::resize_file(record_file(dir, "wavefield", 1), kRecBytes / 2);
+  // Cut the record that ends its file (in a log, the last one appended: cutting
+  // any other would cut those after it too) in the middle.
+  std::uint64_t victim = 1;
+  mlbs::tiers::StoredObject cut = record_bytes(dir, "wavefield", victim);
+  for (std::uint64_t id = 0; id < 3; ++id)
+    if (const auto w = record_bytes(dir, "wavefield", id); w.offset > cut.offset) {
+      victim = id;
+      cut = w;
+    }
+  fs::resize_file(cut.file, cut.offset + kRecBytes / 2);
   mlbs::Runtime rt(persistent(dir));
   mlbs::Store<float> u(rt, "wavefield");
-  EXPECT_EQ(u.ids(), (std::vector<std::uint64_t>{0, 2}));
+  std::vector<std::uint64_t> rest;
+  for (std::uint64_t id = 0; id < 3; ++id)
+    if (id != victim) rest.push_back(id);
+  EXPECT_EQ(u.ids(), rest) << "id " << victim << " was cut short";
   EXPECT_GT(rt.stats().checksum_failures, 0u)
       << "a record that fails its size check is skipped but not counted";
 }
@@ -583,8 +597,8 @@ TEST(Persistent, ScratchCachesAreRemovedWhenTheStoreCloses) {
         << "a persistent store needs no cache folder on its persistent tier";
   }
   EXPECT_TRUE(entries_ending(dir.path() / "fast", ".scratch").empty()) << "cache folder left on fast/";
-  EXPECT_EQ(mlbs::test::count_files(dir.path() / "fast"), 0u);
-  EXPECT_EQ(mlbs::test::count_files(dir.path() / "slow"), 12u);
+  EXPECT_EQ(mlbs::test::stored_records(dir.path() / "fast"), 0u);
+  EXPECT_EQ(mlbs::test::stored_records(dir.path() / "slow"), 12u);
   // The records are still there for the next store of that name.
   mlbs::Store<float> u(rt, "wavefield");
   EXPECT_EQ(u.ids(), iota_ids(0, 12));
@@ -766,9 +780,12 @@ TEST(Persistent, EraseBeforeFlushSurvivesACrash) {
       << "flush() returned before the erase of record 2 was journaled";
 }
 
-// mlbs-inspect (path in $MLBS_INSPECT) prints the catalog, verifies files, and exits 1 on a corrupted one, 2 on bad usage.
+// mlbs-inspect (path in $MLBS_INSPECT, else the one built beside this suite) prints the catalog, verifies files, and exits 1 on a corrupted one, 2 on bad usage.
 TEST(PersistentInspect, ListsVerifiesAndReportsCorruption) {
   const char* tool = std::getenv("MLBS_INSPECT");
+#ifdef MLBS_INSPECT_PATH
+  if (!tool || !*tool) tool = MLBS_INSPECT_PATH;
+#endif
   if (!tool || !*tool) GTEST_SKIP() << "set MLBS_INSPECT to the mlbs-inspect binary";
   TempDir dir;
   {
@@ -798,8 +815,12 @@ TEST(PersistentInspect, ListsVerifiesAndReportsCorruption) {
   EXPECT_EQ(run("'" + slow + "' wavefield"), 0) << output();
   std::string text = output();
   EXPECT_NE(text.find("live records  3"), std::string::npos) << text;
-  EXPECT_NE(text.find(mlbs::tiers::object_file_name(0, live_entry(dir, "wavefield", 0)->generation)),
-            std::string::npos) << text;
+  // Record 0's file, or the log (and offset) that holds it.
+  const auto zero = record_bytes(dir, "wavefield", 0);
+  const std::string shown = zero.file.extension() == ".rec"
+                                ? zero.file.filename().string()
+                                : zero.file.filename().string() + "@" + std::to_string(zero.offset);
+  EXPECT_NE(text.find(shown), std::string::npos) << text;
 
   EXPECT_EQ(run("--verify '" + slow + "' wavefield"), 0) << output();
   EXPECT_EQ(run("--verify --json '" + slow + "' wavefield"), 0) << output();
@@ -808,7 +829,8 @@ TEST(PersistentInspect, ListsVerifiesAndReportsCorruption) {
   EXPECT_NE(text.find("\"live_records\": 3"), std::string::npos) << text;
   EXPECT_NE(text.find("\"verify\": \"OK\""), std::string::npos) << text;
 
-  flip_byte(record_file(dir, "wavefield", 2), 100);
+  const auto two = record_bytes(dir, "wavefield", 2);
+  flip_byte(two.file, two.offset + 100);
   EXPECT_EQ(run("'" + slow + "' wavefield"), 0) << "no --verify: checksums are not read";
   EXPECT_EQ(run("--verify '" + slow + "' wavefield"), 1) << output();
   EXPECT_NE(output().find("BAD"), std::string::npos) << output();

@@ -43,7 +43,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using mlbs::test::count_files;
+using mlbs::test::stored_records;
 using mlbs::test::TempDir;
 
 constexpr std::size_t kPage = 4096;
@@ -258,7 +258,7 @@ class CaseRunner {
       ASSERT_NO_FATAL_FAILURE(final_checks(s, *rt));
     }
     if (!p_.persistent) {
-      EXPECT_EQ(count_files(root_), 0u) << "scratch store left record files behind";
+      EXPECT_EQ(stored_records(root_), 0u) << "scratch store left record files behind";
       return;
     }
     // Persistent: a new runtime recovers exactly the model.
@@ -403,7 +403,7 @@ class CaseRunner {
       s.flush();
       // Scratch, last tier unlimited: at rest every record has exactly one file copy.
       if (!p_.persistent) {
-        EXPECT_EQ(count_files(root_), model_.size())
+        EXPECT_EQ(stored_records(root_), model_.size())
             << "op " << op << " flush(): files on disk vs live records; " << where(s);
       }
     }
@@ -429,7 +429,7 @@ class CaseRunner {
     EXPECT_EQ(st.live_records, model_.size());
     EXPECT_EQ(st.checksum_failures, 0u);
     if (!p_.persistent) {
-      EXPECT_EQ(count_files(root_), model_.size()) << "files on disk vs live records; " << where(s);
+      EXPECT_EQ(stored_records(root_), model_.size()) << "files on disk vs live records; " << where(s);
     }
     // Everything still readable, byte-exact, in the model's order.
     if (rng_.chance(50))

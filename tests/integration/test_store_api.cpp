@@ -35,7 +35,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using mlbs::test::count_files;
+using mlbs::test::stored_records;
 using mlbs::test::TempDir;
 
 constexpr std::size_t kPage = 4096;
@@ -82,13 +82,11 @@ void expect_bytes(const mlbs::Store<char>& c, std::uint64_t id, std::size_t n) {
     ASSERT_EQ(c[i], byte_of(id, i)) << "id " << id << " byte " << i << " of " << n;
 }
 
-/// Every *.rec file below `dir` (relative paths).
+/// Every record copy stored below `dir` in either layout, as
+/// <tier>/<space>/<id>-<generation>.rec (relative paths).
 std::set<std::string> rec_files(const fs::path& dir) {
   std::set<std::string> out;
-  std::error_code ec;
-  for (auto& e : fs::recursive_directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == ".rec")
-      out.insert(fs::relative(e.path(), dir).string());
+  for (const fs::path& p : mlbs::tiers::list_stored_objects(dir)) out.insert(fs::relative(p, dir).string());
   return out;
 }
 
@@ -358,7 +356,7 @@ TEST_P(StoreApiSizes, DifferentSizesCrossAllTiersByteExact) {
   EXPECT_EQ(s.writes, n);
   EXPECT_EQ(s.reads, n);
   EXPECT_LE(s.tiers[1].peak_used_bytes, 4 * kMax);
-  EXPECT_EQ(count_files(dir.path()), 0u);
+  EXPECT_EQ(stored_records(dir.path()), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, StoreApiSizes, ::testing::Range(0, 4),
@@ -435,7 +433,7 @@ TEST(StoreApi, EraseRecordInDram) {
   expect_error<mlbs::UnknownIdError>([&] { u.read(1); }, {"store 'erase'", "id 1"}, ENOENT);
   expect_error<mlbs::UnknownIdError>([&] { u.erase(1); }, {"store 'erase'", "id 1"}, ENOENT);
   u.flush();
-  EXPECT_EQ(count_files(dir.path()), 1u) << "only record 2 has a file";
+  EXPECT_EQ(stored_records(dir.path()), 1u) << "only record 2 has a file";
   // The id is free again.
   fill(u, 11);
   u.write(1);
@@ -564,7 +562,7 @@ TEST(StoreApi, EraseRecordOnSlowTierRemovesItsFile) {
   ASSERT_EQ(gone.size(), 1u);
   EXPECT_EQ(gone[0].rfind("slow", 0), 0u) << gone[0] << " is not on the slow tier";
   EXPECT_TRUE(appeared.empty());
-  EXPECT_EQ(count_files(dir.path()), u.ids().size());
+  EXPECT_EQ(stored_records(dir.path()), u.ids().size());
   for (std::uint64_t id = 16; id-- > 0;) {
     if (id == victim) continue;
     u.read(id);
@@ -912,7 +910,7 @@ TEST(StoreApi, TwoRuntimesWithSamePathsDoNotShareRecords) {
   EXPECT_TRUE(a.contains(99));
   EXPECT_FALSE(b.contains(99));
   EXPECT_EQ(b.ids().size(), 12u);
-  EXPECT_EQ(count_files(dir.path()), 25u);
+  EXPECT_EQ(stored_records(dir.path()), 25u);
   a.read(99);
   expect_floats(a, 99, kElems);
   for (std::uint64_t id = 12; id-- > 0;) {
@@ -924,7 +922,7 @@ TEST(StoreApi, TwoRuntimesWithSamePathsDoNotShareRecords) {
   }
   a.flush();  // released records' files are removed by the helpers
   b.flush();
-  EXPECT_EQ(count_files(dir.path()), 0u);
+  EXPECT_EQ(stored_records(dir.path()), 0u);
 }
 
 // The same store name twice in one runtime: StoreBusyError, until the first closes.
@@ -980,7 +978,7 @@ TEST(StoreApi, ScratchStoreDestructionLeavesNoFiles) {
         u.read(1);
       }
     }  // no flush: the store closes with write-behind still running
-    EXPECT_EQ(count_files(dir.path()), 0u) << "round " << round;
+    EXPECT_EQ(stored_records(dir.path()), 0u) << "round " << round;
     auto s = rt.stats();
     EXPECT_EQ(s.live_records, 0u);
     EXPECT_EQ(s.tiers[1].used_bytes, 0u);

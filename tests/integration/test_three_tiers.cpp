@@ -70,7 +70,7 @@ TEST(ThreeTiers, LifoRoundTripCrossesAllTiers) {
   EXPECT_GT(s.tiers[2].bytes_in, 0u);
   EXPECT_LE(s.tiers[1].peak_used_bytes, 4 * kElems * sizeof(float));
   EXPECT_EQ(s.reads, n);
-  EXPECT_EQ(mlbs::test::count_files(dir.path()), 0u) << "scratch records left on disk";
+  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "scratch records left on disk";
 }
 
 // FIFO: records come back in write order.

@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include "tiers/directory/layout.hpp"
+
 namespace mlbs::test {
 
 class TempDir {
@@ -35,14 +37,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-/// Number of regular files below `dir` (records left on a tier).
-inline std::size_t count_files(const std::filesystem::path& dir) {
-  std::size_t n = 0;
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) return 0;
-  for (auto& e : std::filesystem::recursive_directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == ".rec") ++n;
-  return n;
+/// Record copies stored below `dir` in either layout (.rec files, live log
+/// index entries): what a tier holds on disk.
+inline std::size_t stored_records(const std::filesystem::path& dir) {
+  return mlbs::tiers::count_stored_objects(dir);
 }
 
 }  // namespace mlbs::test

@@ -60,7 +60,8 @@ class ConfigEnv : public ::testing::Test {
  protected:
   static constexpr const char* kVars[] = {"MLBS_CONFIG",      "MLBS_TIERS",          "MLBS_SCHEDULE",
                                           "MLBS_DURABILITY",  "MLBS_HELPER_CORE",    "MLBS_HELPER_THREADS",
-                                          "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK",       "MLBS_PAGE_CACHE"};
+                                          "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK",       "MLBS_PAGE_CACHE",
+                                          "MLBS_LAYOUT"};
   void SetUp() override {
     for (const char* name : kVars) {
       const char* value = std::getenv(name);
@@ -400,6 +401,37 @@ TEST(ConfigToml, ReadsIoBackendKeys) {
   EXPECT_EQ(mlbs::parse_io_backend("io_uring"), mlbs::IoBackend::io_uring);
 }
 
+// layout is read at the top level (every directory tier) and per [[tier]] (that tier only); MLBS_LAYOUT overrides the top level.
+TEST_F(ConfigFile, ReadsLayout) {
+  const Config cfg = Config::from_toml(toml({
+      "layout = \"log\"",
+      "[[tier]]", "kind = \"memory\"", "capacity = \"1GiB\"",
+      "[[tier]]", "kind = \"dir\"", "path = \"/nvme\"", "layout = \"file-per-record\"",
+      "[[tier]]", "kind = \"dir\"", "path = \"/lustre\"",
+  }));
+  EXPECT_EQ(cfg.layout, mlbs::Layout::log);
+  EXPECT_EQ(cfg.tiers[1].layout, mlbs::Layout::file_per_record);
+  EXPECT_FALSE(cfg.tiers[2].layout.has_value());
+  EXPECT_EQ(mlbs::parse_layout("file"), mlbs::Layout::file_per_record);
+  EXPECT_EQ(mlbs::to_string(mlbs::Layout::log), "log");
+  EXPECT_EQ(Config::from_env().layout, mlbs::Layout::file_per_record);
+  set("MLBS_LAYOUT", "log");
+  EXPECT_EQ(Config::from_env().layout, mlbs::Layout::log);
+  // Not on the memory tier; a bad name names field and line.
+  const ConfigError mem = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "layout = \"log\""}), "l.toml");
+  });
+  EXPECT_EQ(mem.field(), "tiers[0].layout");
+  EXPECT_EQ(mem.line(), 4u);
+  const ConfigError bad = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]", "kind = \"dir\"",
+                            "path = \"/x\"", "layout = \"tar\""}), "l.toml");
+  });
+  EXPECT_EQ(bad.field(), "tiers[1].layout");
+  EXPECT_EQ(bad.line(), 7u);
+  EXPECT_NE(std::string(bad.what()).find("expected file-per-record or log"), std::string::npos) << bad.what();
+}
+
 // Bad I/O backend values, and io_uring together with the page cache, name field and line.
 TEST(ConfigTomlErrors, BadIoBackendKeys) {
   struct Case {
@@ -731,7 +763,8 @@ TEST_F(ConfigFile, PageCacheVariable) {
 TEST_F(ConfigEnv, BadVariablesNameTheVariable) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {"MLBS_SCHEDULE", "sideways"}, {"MLBS_DURABILITY", "temp"}, {"MLBS_HELPER_CORE", "x"},
-      {"MLBS_HELPER_THREADS", "-2"}, {"MLBS_IO_CHUNK", "big"},    {"MLBS_HELPER_CORE", "-5"}};
+      {"MLBS_HELPER_THREADS", "-2"}, {"MLBS_IO_CHUNK", "big"},    {"MLBS_HELPER_CORE", "-5"},
+      {"MLBS_LAYOUT", "tar"}};
   for (const auto& [name, value] : cases) {
     set(name, value);
     const ConfigError e = config_error([] { Config::from_env(); });

@@ -211,7 +211,7 @@ TEST(DirectoryBackend, UncommittedWriterLeavesNoFile) {
     auto w = f.tier->create(f.ref, 100);
     w->write(0, pattern(100).data(), 100);
   }
-  EXPECT_EQ(mlbs::test::count_files(f.root), 0u);
+  EXPECT_EQ(mlbs::test::stored_records(f.root), 0u);
   EXPECT_THROW(f.tier->open(f.ref, 100), mlbs::Error);
 }
 
@@ -219,7 +219,7 @@ TEST(DirectoryBackend, UncommittedWriterLeavesNoFile) {
 TEST(DirectoryBackend, CommittedObjectIsOneFile) {
   Fixture f;
   f.put(pattern(10));
-  EXPECT_EQ(mlbs::test::count_files(fs::path(f.root) / f.space), 1u);
+  EXPECT_EQ(mlbs::test::stored_records(fs::path(f.root) / f.space), 1u);
   EXPECT_EQ(f.tier->space_path(f.space), (fs::path(f.root) / f.space).string());
 }
 
@@ -228,7 +228,7 @@ TEST(DirectoryBackend, RemoveIsIdempotent) {
   Fixture f;
   f.put(pattern(10));
   f.tier->remove(f.ref);
-  EXPECT_EQ(mlbs::test::count_files(f.root), 0u);
+  EXPECT_EQ(mlbs::test::stored_records(f.root), 0u);
   EXPECT_NO_THROW(f.tier->remove(f.ref));
 }
 

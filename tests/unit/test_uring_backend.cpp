@@ -327,7 +327,7 @@ TEST_F(UringBackend, UncommittedWriterRemovesPartialFile) {
     w->write(0, src.data(), 10'000);
   }
   EXPECT_FALSE(fs::exists(file()));
-  EXPECT_EQ(mlbs::test::count_files(root), 0u);
+  EXPECT_EQ(mlbs::test::stored_records(root), 0u);
 }
 
 // A file cut short after it was opened makes the read fail (EIO), never return wrong bytes.

@@ -26,33 +26,34 @@ int sync_directory(const fs::path& dir) noexcept {
 
 namespace {
 
-/// What a file writer and reader share: the descriptor, the names errors
-/// need, and the loop that moves all bytes through pread/pwrite.
+/// What a pread writer and reader share: the object's placement, the names
+/// errors need, and the loop that moves all bytes through pread/pwrite.
 class FileObject {
+ public:
+  FileObject(const DirectoryBackend& tier, const ObjectRef& ref, std::unique_ptr<Placement> home)
+      : tier_(tier), store_(ref.store), space_(ref.space), id_(ref.id), home_(std::move(home)) {}
+
  protected:
-  FileObject(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path)
-      : tier_(tier), store_(ref.store), space_(ref.space), id_(ref.id), path_(std::move(path)) {}
-  ~FileObject() { close_fd(); }
-  void close_fd() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  /// Evicts the file's clean pages from the page cache. Advisory: a file
+  /// Evicts the object's clean pages from the page cache. Advisory: a file
   /// system that cannot do it changes timings, not results, so errors are
   /// ignored.
   void drop_cached_pages() noexcept {
-    if (fd_ >= 0) ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+    if (home_->fd() >= 0)
+      ::posix_fadvise(home_->fd(), static_cast<off_t>(home_->base()), static_cast<off_t>(home_->room()),
+                      POSIX_FADV_DONTNEED);
   }
   [[noreturn]] void fail(int err, const char* what) {
     ObjectRef ref{space_, id_, 0, store_};
-    tier_.fail(err, fmt::format("{} {}", what, path_.string()), &ref);
+    tier_.fail(err, fmt::format("{} {}", what, home_->path().string()), &ref);
   }
-  /// Transfers exactly `bytes`, resuming after short transfers and EINTR.
+  /// Transfers exactly `bytes` at the object's `offset`, resuming after short
+  /// transfers and EINTR.
   template <class Syscall, class Ptr>
   void transfer(Syscall syscall, Ptr data, std::size_t bytes, std::uint64_t offset, const char* what,
                 const char* at_eof) {
+    offset += home_->base();
     while (bytes > 0) {
-      ssize_t n = syscall(fd_, data, bytes, static_cast<off_t>(offset));
+      ssize_t n = syscall(home_->fd(), data, bytes, static_cast<off_t>(offset));
       if (n < 0) {
         if (errno == EINTR) continue;
         fail(errno, what);
@@ -67,21 +68,12 @@ class FileObject {
   const DirectoryBackend& tier_;
   std::string store_, space_;
   std::uint64_t id_;
-  fs::path path_;
-  int fd_ = -1;
+  std::unique_ptr<Placement> home_;
 };
 
 class FileWriter final : public ObjectWriter, FileObject {
  public:
-  FileWriter(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path)
-      : FileObject(tier, ref, std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail(errno, "cannot create");
-  }
-  ~FileWriter() override {
-    close_fd();
-    if (!committed_) ::unlink(path_.c_str());
-  }
+  using FileObject::FileObject;
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     transfer(::pwrite, data, bytes, offset, "cannot write", "wrote nothing to");
   }
@@ -89,44 +81,16 @@ class FileWriter final : public ObjectWriter, FileObject {
     // Without the page cache the data must be on the device before its pages
     // can be dropped (POSIX_FADV_DONTNEED leaves dirty pages alone).
     const bool drop = !tier_.desc().page_cache;
-    if ((durable || drop) && ::fdatasync(fd_) != 0 && (durable || errno != EINVAL))
+    if ((durable || drop) && ::fdatasync(home_->fd()) != 0 && (durable || errno != EINVAL))
       fail(errno, "cannot fdatasync");
     if (drop) drop_cached_pages();
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    if (rc != 0) fail(errno, "cannot close");
-    // A durable file must also be findable after a crash: sync its folder entry.
-    if (durable) {
-      if (int err = sync_directory(path_.parent_path())) fail(err, "cannot fsync the folder of");
-    }
-    committed_ = true;
+    home_->commit(durable);
   }
-
- private:
-  bool committed_ = false;
 };
 
 class FileReader final : public ObjectReader, FileObject {
  public:
-  FileReader(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path, std::uint64_t size)
-      : FileObject(tier, ref, std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail(errno, "cannot open");
-    // A throwing constructor runs no destructor: close before every throw.
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) {
-      const int err = errno;
-      close_fd();
-      fail(err, "cannot stat");
-    }
-    if (static_cast<std::uint64_t>(st.st_size) != size) {
-      close_fd();
-      throw SizeMismatchError(EMSGSIZE,
-                              fmt::format("{} holds {} bytes, the catalog says {}",
-                                          path_.string(), st.st_size, size),
-                              {store_, id_, tier_.label()});
-    }
-  }
+  using FileObject::FileObject;
   /// Done reading: what was read leaves the page cache (Tier::page_cache false).
   ~FileReader() override {
     if (!tier_.desc().page_cache) drop_cached_pages();
@@ -149,7 +113,13 @@ fs::path normalised(const std::string& path) {
 }  // namespace
 
 DirectoryBackend::DirectoryBackend(int index, const Tier& desc, std::string fallback)
-    : Backend(index, desc), fallback_(std::move(fallback)), root_(normalised(desc.path)) {}
+    : Backend(index, desc),
+      fallback_(std::move(fallback)),
+      root_(normalised(desc.path)),
+      layout_(desc.layout.value_or(Layout::file_per_record) == Layout::log ? make_log_layout(*this)
+                                                                            : make_file_layout(*this)) {}
+
+DirectoryBackend::~DirectoryBackend() = default;
 
 fs::path DirectoryBackend::object_path(const ObjectRef& ref) const {
   return root_ / ref.space / object_file_name(ref.id, ref.generation);
@@ -179,26 +149,32 @@ void DirectoryBackend::do_create_space(const std::string& space) {
   const bool fresh = fs::create_directories(dir, ec);
   if (ec) fail(ec.value(), fmt::format("cannot create {}", dir.string()), nullptr);
   if (fresh) sync_directory(root_);  // the space must survive a crash as its files do
+  layout_->open_space(space);
 }
 
 void DirectoryBackend::do_remove_space(const std::string& space) noexcept {
+  layout_->close_space(space);
   std::error_code ec;
   fs::remove_all(root_ / space, ec);
 }
 
-std::unique_ptr<ObjectWriter> DirectoryBackend::do_create(const ObjectRef& ref, std::uint64_t) {
-  return std::make_unique<FileWriter>(*this, ref, object_path(ref));
+std::unique_ptr<ObjectWriter> DirectoryBackend::pread_writer(const ObjectRef& ref, std::unique_ptr<Placement> home) {
+  return std::make_unique<FileWriter>(*this, ref, std::move(home));
+}
+
+std::unique_ptr<ObjectReader> DirectoryBackend::pread_reader(const ObjectRef& ref, std::unique_ptr<Placement> home) {
+  return std::make_unique<FileReader>(*this, ref, std::move(home));
+}
+
+std::unique_ptr<ObjectWriter> DirectoryBackend::do_create(const ObjectRef& ref, std::uint64_t size) {
+  return pread_writer(ref, layout_->create(ref, size, OpenMode::buffered));
 }
 
 std::unique_ptr<ObjectReader> DirectoryBackend::do_open(const ObjectRef& ref, std::uint64_t size) {
-  return std::make_unique<FileReader>(*this, ref, object_path(ref), size);
+  return pread_reader(ref, layout_->open(ref, size, OpenMode::buffered));
 }
 
-void DirectoryBackend::do_remove(const ObjectRef& ref) {
-  fs::path p = object_path(ref);
-  if (::unlink(p.c_str()) != 0 && errno != ENOENT)
-    fail(errno, fmt::format("cannot remove {}", p.string()), &ref);
-}
+void DirectoryBackend::do_remove(const ObjectRef& ref) { layout_->remove(ref); }
 
 std::string DirectoryBackend::do_space_path(const std::string& space) const {
   return (root_ / space).string();

@@ -1,29 +1,40 @@
-// mlbs — directory tier: one file per record copy under <path>/<space>/.
+// mlbs — directory tier: records under <path>/<space>/, laid out as
+// Config::layout says (tiers/directory/layout.hpp).
 #pragma once
 
 #include <filesystem>
+#include <memory>
 
 #include "tiers/backend.hpp"
+#include "tiers/directory/layout.hpp"
 
 namespace mlbs::tiers {
 
-/// pread/pwrite backend. Files are named <id>-<generation>.rec (hex) so a
-/// record rewritten under a reused id never shares a file with its old copy.
-/// Unless desc().page_cache, a file leaves the OS page cache once it has been
-/// written (fdatasync, then POSIX_FADV_DONTNEED) and once it has been read
-/// (POSIX_FADV_DONTNEED when its reader closes), so transfers meet the device
-/// as they would in a run whose data far exceeds RAM.
+/// pread/pwrite backend. Where an object's bytes go is the layout's business
+/// (a file <id>-<generation>.rec, hex, so a record rewritten under a reused
+/// id never meets its old copy; or an extent of a log); this class moves them.
+/// Unless desc().page_cache, an object leaves the OS page cache once it has
+/// been written (fdatasync, then POSIX_FADV_DONTNEED) and once it has been
+/// read (POSIX_FADV_DONTNEED when its reader closes), so transfers meet the
+/// device as they would in a run whose data far exceeds RAM.
 ///
-/// The io_uring + O_DIRECT variant (tiers/uring/) derives from it, keeps its
-/// folders and names, and falls back to its pread objects.
+/// The io_uring + O_DIRECT variant (tiers/uring/) derives from it, shares its
+/// layout, and falls back to its pread objects.
 class DirectoryBackend : public Backend {
  public:
   /// `fallback`: why this tier runs pread although io_backend = auto asked
   /// for better (shown in TierStats::io_fallback); empty if not.
   DirectoryBackend(int index, const Tier& desc, std::string fallback = {});
+  ~DirectoryBackend() override;
+  /// The file of an object in the file-per-record layout.
   std::filesystem::path object_path(const ObjectRef& ref) const;
 
  protected:
+  ObjectLayout& layout() noexcept { return *layout_; }
+  /// pread/pwrite objects over a placement (also the io_uring backend's fallback).
+  std::unique_ptr<ObjectWriter> pread_writer(const ObjectRef& ref, std::unique_ptr<Placement> home);
+  std::unique_ptr<ObjectReader> pread_reader(const ObjectRef& ref, std::unique_ptr<Placement> home);
+
   const std::filesystem::path& root() const noexcept { return root_; }
   void do_probe() override;
   void do_create_space(const std::string& space) override;
@@ -38,6 +49,7 @@ class DirectoryBackend : public Backend {
 
  private:
   std::filesystem::path root_;
+  std::unique_ptr<ObjectLayout> layout_;
 };
 
 /// fsync of a folder, so entries created in it survive a crash; 0 or errno.

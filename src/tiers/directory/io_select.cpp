@@ -35,6 +35,12 @@ int simulated_uring_failure() noexcept {
   return ENOSYS;
 }
 
+std::optional<Layout> test_layout() {
+  const char* v = std::getenv("MLBS_TEST_LAYOUT");
+  if (!v || !*v) return std::nullopt;
+  return parse_layout(v, "MLBS_TEST_LAYOUT");
+}
+
 bool simulated_odirect_failure() noexcept {
   const char* v = std::getenv("MLBS_TEST_ODIRECT_FAIL");
   return v && *v && std::string_view(v) != "0";

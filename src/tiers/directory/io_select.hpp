@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "tiers/backend.hpp"
 
@@ -32,7 +33,11 @@ namespace hooks {
 ///  * MLBS_TEST_IO_BACKEND=pread|io_uring: what io_backend = auto means, so a
 ///    whole test suite runs against one backend (tiers that use the page
 ///    cache keep pread). Explicit io_backend values are left alone.
+///  * MLBS_TEST_LAYOUT=file-per-record|log: the layout of every directory
+///    tier whose Tier::layout is unset, in place of Config::layout, so a whole
+///    suite runs against one layout. Explicit Tier::layout values are left alone.
 int simulated_uring_failure() noexcept;
+std::optional<Layout> test_layout();
 bool simulated_odirect_failure() noexcept;
 }  // namespace hooks
 

@@ -237,32 +237,30 @@ class Pipeline {
   std::optional<Failure> failure_;
 };
 
-/// What a writer and a reader share: the O_DIRECT descriptor, the names
-/// errors need, and the request pipeline.
+/// What a writer and a reader share: the object's placement (an O_DIRECT
+/// descriptor and where the object starts in it), the names errors need, and
+/// the request pipeline. Offsets below are the object's; base() is added
+/// where requests are made (it is block-aligned, so alignment carries over).
 class UringObject {
  public:
-  UringObject(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path, int fd)
+  UringObject(const DirectoryBackend& tier, const ObjectRef& ref, std::unique_ptr<Placement> home)
       : tier_(tier),
         store_(ref.store),
         space_(ref.space),
         id_(ref.id),
-        path_(std::move(path)),
-        fd_(fd),
+        home_(std::move(home)),
+        base_(home_->base()),
         pipe_(tier.desc().queue_depth),
         request_bytes_(static_cast<std::size_t>(tier.desc().io_request_bytes)) {}
 
  protected:
-  ~UringObject() { close_fd(); }
-  void close_fd() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
+  ~UringObject() = default;
   [[noreturn]] void fail(int err, const std::string& what) {
     ObjectRef ref{space_, id_, 0, store_};
-    tier_.fail(err, fmt::format("{} {}", what, path_.string()), &ref);
+    tier_.fail(err, fmt::format("{} {}", what, home_->path().string()), &ref);
   }
   void begin() {
-    if (int err = pipe_.begin(fd_)) fail(err, "cannot set up an io_uring ring for");
+    if (int err = pipe_.begin(home_->fd())) fail(err, "cannot set up an io_uring ring for");
   }
   /// Within a call: whatever leaves it, requests are done with the caller's buffers.
   struct Settle {
@@ -280,33 +278,35 @@ class UringObject {
   const DirectoryBackend& tier_;
   std::string store_, space_;
   std::uint64_t id_;
-  fs::path path_;
-  int fd_;
+  std::unique_ptr<Placement> home_;
+  std::uint64_t base_;
   Pipeline pipe_;
   std::size_t request_bytes_;
 };
 
 class UringWriter final : public ObjectWriter, UringObject {
  public:
-  UringWriter(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path, int fd, std::uint64_t size)
-      : UringObject(tier, ref, std::move(path), fd) {
+  UringWriter(const DirectoryBackend& tier, const ObjectRef& ref, std::unique_ptr<Placement> home,
+              std::uint64_t size)
+      : UringObject(tier, ref, std::move(home)) {
     // O_DIRECT writes that extend a file take the inode lock exclusively
     // (ext4, xfs), so the requests in flight would run one after another;
     // blocks allocated up front make them writes within the file's size,
     // which run side by side. Best effort: without fallocate the writes
     // allocate as they go. The padding and any excess are cut at commit.
+    // (A log's layout allocates its extent itself.)
     const std::uint64_t blocks = align_up(static_cast<std::size_t>(size));
-    if (blocks > 0 && ::fallocate(fd_, 0, 0, static_cast<off_t>(blocks)) == 0) file_bytes_ = blocks;
+    if (home_->whole_file() && blocks > 0 && ::fallocate(home_->fd(), 0, 0, static_cast<off_t>(blocks)) == 0)
+      file_bytes_ = blocks;
   }
   ~UringWriter() override {
-    close_fd();
-    if (!committed_) ::unlink(path_.c_str());
+    if (buffered_fd_ >= 0) ::close(buffered_fd_);
   }
 
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     if (bytes == 0) return;
-    if (!buffered_ && offset != pos_) go_buffered();
-    if (buffered_) {
+    if (buffered_fd_ < 0 && offset != pos_) go_buffered();
+    if (buffered_fd_ >= 0) {
       pwrite_all(data, bytes, offset);
       end_ = std::max(end_, offset + bytes);
       return;
@@ -325,7 +325,7 @@ class UringWriter final : public ObjectWriter, UringObject {
         if (Pipeline::Slot* s = pipe_.acquire()) {
           std::byte* buf = Pipeline::bounce(*s, kDirectAlign);
           std::memcpy(buf, carry_.data(), kDirectAlign);
-          pipe_.start(*s, true, pos_ - kDirectAlign, buf, kDirectAlign, kDirectAlign);
+          pipe_.start(*s, true, base_ + pos_ - kDirectAlign, buf, kDirectAlign, kDirectAlign);
         }
         carry_len_ = 0;
       }
@@ -338,7 +338,7 @@ class UringWriter final : public ObjectWriter, UringObject {
       const std::size_t n = std::min(request_bytes_, whole);
       std::byte* buf = const_cast<std::byte*>(data);  // only read from: a write request
       if (!direct) buf = static_cast<std::byte*>(std::memcpy(Pipeline::bounce(*s, n), data, n));
-      pipe_.start(*s, true, pos_, buf, n, n);
+      pipe_.start(*s, true, base_ + pos_, buf, n, n);
       data += n;
       bytes -= n;
       whole -= n;
@@ -357,57 +357,57 @@ class UringWriter final : public ObjectWriter, UringObject {
 
   void commit(bool durable) override {
     if (carry_len_) {
-      // The record's last block, zero-padded; the file is cut back below.
+      // The record's last block, zero-padded: a file is cut back below, a
+      // log's extent has room for the whole block.
       std::memset(carry_.data() + carry_len_, 0, kDirectAlign - carry_len_);
       begin();
       Settle settle{pipe_};
       if (Pipeline::Slot* s = pipe_.acquire())
-        pipe_.start(*s, true, pos_ - carry_len_, carry_.data(), kDirectAlign, kDirectAlign);
+        pipe_.start(*s, true, base_ + pos_ - carry_len_, carry_.data(), kDirectAlign, kDirectAlign);
       finish("cannot write", "cannot write", "wrote nothing to");
       carry_len_ = 0;
       file_bytes_ = std::max<std::uint64_t>(file_bytes_, align_up(static_cast<std::size_t>(end_)));
     }
     // Cut the padding and any preallocation beyond the record.
-    if (file_bytes_ > end_ && ::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
+    if (home_->whole_file() && file_bytes_ > end_ && ::ftruncate(home_->fd(), static_cast<off_t>(end_)) != 0) {
       const int err = errno;
       fail(err, "cannot truncate");
     }
     // O_DIRECT data is on the device already; buffered writes (after
     // non-sequential offsets) leave the page cache as the pread backend's do.
-    if ((durable || buffered_) && ::fdatasync(fd_) != 0 && (durable || errno != EINVAL)) {
+    if (durable && ::fdatasync(home_->fd()) != 0) {
       const int err = errno;
       fail(err, "cannot fdatasync");
     }
-    if (buffered_) ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    if (rc != 0) {
-      const int err = errno;
-      fail(err, "cannot close");
+    if (buffered_fd_ >= 0) {
+      if (::fdatasync(buffered_fd_) != 0 && (durable || errno != EINVAL)) {
+        const int err = errno;
+        fail(err, "cannot fdatasync");
+      }
+      ::posix_fadvise(buffered_fd_, static_cast<off_t>(base_), static_cast<off_t>(end_), POSIX_FADV_DONTNEED);
     }
-    if (durable) {
-      if (int err = sync_directory(path_.parent_path())) fail(err, "cannot fsync the folder of");
-    }
-    committed_ = true;
+    home_->commit(durable);
   }
 
  private:
-  /// Offsets that skip around cannot be padded block by block: this file
-  /// goes on through the page cache, held bytes first.
+  /// Offsets that skip around cannot be padded block by block: this object
+  /// goes on through the page cache (a descriptor of its own, as a log's is
+  /// shared), held bytes first.
   void go_buffered() {
-    const int flags = ::fcntl(fd_, F_GETFL);
-    if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) {
+    buffered_fd_ = ::open(home_->path().c_str(), O_WRONLY | O_CLOEXEC);
+    if (buffered_fd_ < 0) {
       const int err = errno;
-      fail(err, "cannot leave O_DIRECT on");
+      fail(err, "cannot reopen without O_DIRECT");
     }
-    buffered_ = true;
     if (carry_len_) pwrite_all(carry_.data(), carry_len_, pos_ - carry_len_);
     carry_len_ = 0;
   }
 
   void pwrite_all(const std::byte* data, std::size_t bytes, std::uint64_t offset) {
+    if (offset + bytes > home_->room() && !home_->whole_file()) fail(EFBIG, "write beyond the object's extent in");
+    offset += base_;
     while (bytes > 0) {
-      const ssize_t n = ::pwrite(fd_, data, bytes, static_cast<off_t>(offset));
+      const ssize_t n = ::pwrite(buffered_fd_, data, bytes, static_cast<off_t>(offset));
       if (n < 0) {
         const int err = errno;
         if (err == EINTR) continue;
@@ -421,29 +421,16 @@ class UringWriter final : public ObjectWriter, UringObject {
   }
 
   std::uint64_t pos_ = 0;   ///< where the next sequential write starts
-  std::uint64_t end_ = 0;   ///< the file's size once committed
-  std::uint64_t file_bytes_ = 0;  ///< the file's size now, if more than end_ (padding, fallocate)
+  std::uint64_t end_ = 0;   ///< the object's size once committed
+  std::uint64_t file_bytes_ = 0;  ///< a whole file's size now, if more than end_ (padding, fallocate)
   mlbs::detail::Block carry_;     ///< the partial block at pos_ - carry_len_
   std::size_t carry_len_ = 0;
-  bool buffered_ = false;
-  bool committed_ = false;
+  int buffered_fd_ = -1;          ///< >= 0 once writes went buffered
 };
 
 class UringReader final : public ObjectReader, UringObject {
  public:
-  UringReader(const DirectoryBackend& tier, const ObjectRef& ref, fs::path path, int fd, std::uint64_t size)
-      : UringObject(tier, ref, std::move(path), fd) {
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) {
-      const int err = errno;
-      fail(err, "cannot stat");
-    }
-    if (static_cast<std::uint64_t>(st.st_size) != size)
-      throw SizeMismatchError(EMSGSIZE,
-                              fmt::format("{} holds {} bytes, the catalog says {}", path_.string(),
-                                          st.st_size, size),
-                              {store_, id_, tier_.label()});
-  }
+  using UringObject::UringObject;
 
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
     if (bytes == 0) return;
@@ -455,7 +442,7 @@ class UringReader final : public ObjectReader, UringObject {
         Pipeline::Slot* s = pipe_.acquire();
         if (!s) break;
         const std::size_t n = std::min(request_bytes_, whole);
-        pipe_.start(*s, false, offset, data, n, n);
+        pipe_.start(*s, false, base_ + offset, data, n, n);
         data += n;
         offset += n;
         bytes -= n;
@@ -467,11 +454,11 @@ class UringReader final : public ObjectReader, UringObject {
     while (bytes > 0) {
       Pipeline::Slot* s = pipe_.acquire();
       if (!s) break;
-      const std::uint64_t base = offset / kDirectAlign * kDirectAlign;
-      const auto skip = static_cast<std::size_t>(offset - base);
+      const std::uint64_t window_start = offset / kDirectAlign * kDirectAlign;
+      const auto skip = static_cast<std::size_t>(offset - window_start);
       const std::size_t window = std::min(request_bytes_, align_up(skip + bytes));
       const std::size_t n = std::min(bytes, window - skip);
-      pipe_.start(*s, false, base, Pipeline::bounce(*s, window), window, skip + n);
+      pipe_.start(*s, false, base_ + window_start, Pipeline::bounce(*s, window), window, skip + n);
       s->copy_to = data;
       s->skip = skip;
       s->copy_len = n;
@@ -482,10 +469,6 @@ class UringReader final : public ObjectReader, UringObject {
     finish("cannot read", "cannot read", "unexpected end of file in");
   }
 };
-
-int open_direct(const fs::path& path, int flags) {
-  return ::open(path.c_str(), flags | O_DIRECT | O_CLOEXEC, 0644);
-}
 
 std::atomic<unsigned> g_probe_serial{0};
 
@@ -510,8 +493,9 @@ void UringDirectoryBackend::do_probe() {
   // Does this file system take O_DIRECT at our alignment? Try one block.
   const fs::path probe =
       root() / fmt::format(".mlbs-odirect-probe.{}.{}", ::getpid(), g_probe_serial.fetch_add(1));
-  const int fd = hooks::simulated_odirect_failure() ? (errno = EINVAL, -1)
-                                                     : open_direct(probe, O_RDWR | O_CREAT | O_EXCL);
+  const int fd = hooks::simulated_odirect_failure()
+                     ? (errno = EINVAL, -1)
+                     : ::open(probe.c_str(), O_RDWR | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0644);
   if (fd < 0) {
     const int err = errno;
     give_up(err, fmt::format("the file system of {} refuses O_DIRECT ({})", root().string(), std::strerror(err)));
@@ -533,29 +517,20 @@ void UringDirectoryBackend::do_probe() {
                              std::strerror(err)));
 }
 
+// A folder on another file system than the probe saw may refuse O_DIRECT:
+// auto then settles for pread there (the placement says which it got).
 std::unique_ptr<ObjectWriter> UringDirectoryBackend::do_create(const ObjectRef& ref, std::uint64_t size) {
   if (!direct_) return DirectoryBackend::do_create(ref, size);
-  fs::path path = object_path(ref);
-  const int fd = open_direct(path, O_WRONLY | O_CREAT | O_TRUNC);
-  if (fd < 0) {
-    // A folder on another file system than the probe saw: auto settles for pread.
-    const int err = errno;
-    if (err == EINVAL && !required_) return DirectoryBackend::do_create(ref, size);
-    fail(err, fmt::format("cannot create {}", path.string()), &ref);
-  }
-  return std::make_unique<UringWriter>(*this, ref, std::move(path), fd, size);
+  auto home = layout().create(ref, size, required_ ? OpenMode::direct : OpenMode::direct_or_buffered);
+  if (!home->direct()) return pread_writer(ref, std::move(home));
+  return std::make_unique<UringWriter>(*this, ref, std::move(home), size);
 }
 
 std::unique_ptr<ObjectReader> UringDirectoryBackend::do_open(const ObjectRef& ref, std::uint64_t size) {
   if (!direct_) return DirectoryBackend::do_open(ref, size);
-  fs::path path = object_path(ref);
-  const int fd = open_direct(path, O_RDONLY);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == EINVAL && !required_) return DirectoryBackend::do_open(ref, size);
-    fail(err, fmt::format("cannot open {}", path.string()), &ref);
-  }
-  return std::make_unique<UringReader>(*this, ref, std::move(path), fd, size);
+  auto home = layout().open(ref, size, required_ ? OpenMode::direct : OpenMode::direct_or_buffered);
+  if (!home->direct()) return pread_reader(ref, std::move(home));
+  return std::make_unique<UringReader>(*this, ref, std::move(home));
 }
 
 Backend::IoPath UringDirectoryBackend::do_io_path() const {
