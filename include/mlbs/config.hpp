@@ -85,7 +85,10 @@ struct Config {
   unsigned helper_threads = 1;   ///< helper threads moving data (>1 overlaps tiers)
   bool checksums = true;         ///< xxHash3 of every record, verified on the way up
   Layout layout = Layout::file_per_record;  ///< every directory tier's layout, unless Tier::layout says
-  std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest transfer handed to a tier at once (one pread/pwrite; io_uring splits it)
+  /// Staging buffer of copies between two file tiers: the largest transfer
+  /// handed to a tier at once there. A record moving to or from DRAM goes in
+  /// one transfer (io_uring splits it into Tier::io_request_bytes requests).
+  std::uint64_t io_chunk_bytes = 8ull << 20;
   unsigned shutdown_timeout_ms = 60000;       ///< bound on draining at destruction
   /// false (default): directory tiers keep their files out of the OS page
   /// cache, as a run whose data far exceeds RAM would find them: a file is

@@ -632,7 +632,12 @@ void Engine::execute(Op& op, detail::Block& staging) {
   if (op.dst > 0)
     writer = tiers_[op.dst].backend->create({op.dst_space, r.id, r.gen, op.store_name}, size);
   catalog::Checksummer sum;
-  const std::size_t chunk = cfg_.io_chunk_bytes;
+  // A record whose memory side is whole (its DRAM slot, or the block a read
+  // fills) goes to or from the tier in one call, so io_uring keeps
+  // queue_depth requests in flight across the record instead of draining
+  // them at every chunk. Between two file tiers the bytes pass through the
+  // staging buffer, io_chunk_bytes at a time.
+  const std::size_t chunk = op.src == 0 || op.dst == 0 ? static_cast<std::size_t>(size) : cfg_.io_chunk_bytes;
   for (std::uint64_t off = 0; off < size; off += chunk) {
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, size - off));
     const std::byte* from;

@@ -185,6 +185,7 @@ struct Run {
     nlohmann::json c = {{"dram_bytes", o.dram_bytes},
                         {"slow", {{"path", o.slow.path}, {"bandwidth_cap_bytes_per_s", o.slow.bandwidth_bytes_per_s}}},
                         {"durability", mlbs::to_string(o.durability)},
+                        {"layout", mlbs::to_string(o.layout)},
                         {"read_order", plan.fifo ? "fifo" : "lifo"},
                         {"compute", o.compute ? "stencil" : "none"},
                         {"helper_threads", o.helper_threads},
@@ -236,7 +237,7 @@ int main(int argc, char** argv) {
   app.get_formatter()->column_width(34);
 
   std::string workloads_s = "micro", modes_s, grid_s = "16MiB", dram_s = "64MiB", fast_s, slow_s, slow_bw_s,
-              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", check_s;
+              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", layout_s = "file", check_s;
   Options o;
   unsigned io_ratio = 2;
   app.add_option("--workload", workloads_s, "micro|rtm|writeonly|readafterwrite, comma list")->capture_default_str();
@@ -262,6 +263,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 64u));
   app.add_option("--durability", durability_s, "scratch|persistent")->capture_default_str()
       ->check(CLI::IsMember({"scratch", "persistent"}));
+  app.add_option("--layout", layout_s, "file|log: mlbs's directory tiers, a file per snapshot or one "
+                                      "append-only log per helper (the baselines write files)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"file", "file-per-record", "log"}));
   app.add_option("--threads", o.threads, "OpenMP threads of the kernel (0 = OpenMP's default)")->capture_default_str()
       ->check(CLI::Range(0, 4096));
   app.add_option("--out", o.out_dir, "where the default tier folders live")->capture_default_str();
@@ -296,6 +301,7 @@ int main(int argc, char** argv) {
     o.order = order_s == "fifo" ? ReadOrder::fifo : ReadOrder::lifo;
     o.compute = compute_s != "none";
     o.durability = durability_s == "persistent" ? mlbs::Durability::persistent : mlbs::Durability::scratch;
+    o.layout = mlbs::parse_layout(layout_s, "--layout");
     if (!fast_s.empty()) o.fast = parse_dir_tier(fast_s, "--fast");
     o.slow.path = slow_s.empty() ? (fs::path(o.out_dir) / "slow").string() : slow_s;
     if (!slow_bw_s.empty()) o.slow.bandwidth_bytes_per_s = mlbs::parse_size(strip_per_s(slow_bw_s), "--slow-bw");
@@ -356,9 +362,10 @@ int main(int argc, char** argv) {
     const std::string tag = "mlbs-bench." + std::to_string(::getpid());
     Run run{o, o.fast ? fs::path(o.fast->path) / tag : fs::path(), fs::path(o.slow.path) / tag};
     if (!o.quiet) {
-      std::printf("mlbs-bench %s: grid %zux%zux%zu (%s per snapshot), %u steps per phase, DRAM %s, %s\n",
+      std::printf("mlbs-bench %s: grid %zux%zux%zu (%s per snapshot), %u steps per phase, DRAM %s, %s, layout %s\n",
                   MLBS_VERSION_STRING, dims.nx, dims.ny, dims.nz, mlbs::format_bytes(dims.bytes()).c_str(), o.steps,
-                  mlbs::format_bytes(o.dram_bytes).c_str(), mlbs::to_string(o.durability).c_str());
+                  mlbs::format_bytes(o.dram_bytes).c_str(), mlbs::to_string(o.durability).c_str(),
+                  mlbs::to_string(o.layout).c_str());
       std::printf("tiers: ");
       if (o.fast)
         std::printf("fast %s (quota %s, cap %s)  ", o.fast->path.c_str(),

@@ -195,6 +195,7 @@ class MlbsMode final : public Mode {
     if (writebehind) cfg.schedule = mlbs::Schedule::unknown();
     else cfg.schedule = plan.fifo ? mlbs::Schedule::fifo() : mlbs::Schedule::lifo();
     cfg.durability = o.durability;
+    cfg.layout = o.layout;
     cfg.helper_threads = o.helper_threads;
     rt_ = std::make_unique<mlbs::Runtime>(cfg);
     store_ = std::make_unique<mlbs::Store<float>>(*rt_, "snapshots", points_);

@@ -37,6 +37,7 @@ struct Options {
   DirTier slow;
   unsigned helper_threads = 2;
   mlbs::Durability durability = mlbs::Durability::scratch;
+  mlbs::Layout layout = mlbs::Layout::file_per_record;  ///< mlbs's directory tiers (--layout)
   std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite of the baselines
   std::string out_dir = "./mlbs-bench-out";
   std::string json_path;
