@@ -1170,8 +1170,11 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
     // Erases acknowledged before the flush are part of the barrier: their
     // journal entries must be durable too (a retiring record's comes later).
     if (stores_[store].journal_erases) return false;
+    // An erased record that a helper is still copying may yet be journaled by
+    // that copy (its erase entry follows): wait for the copy, or a crash
+    // between the two entries would bring the acknowledged erase back.
     for (const auto& r : retiring_)
-      if (r->store == store && r->journaled && (r->copies & bit(last()))) return false;
+      if (r->store == store && (r->busy || (r->journaled && (r->copies & bit(last()))))) return false;
     for (auto& [k, r] : records_) {
       if (k.store != store || r->gen > limit || r->journaled) continue;
       if (r->avoid & bit(last())) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -649,6 +650,42 @@ TEST(PersistentRace, WriteAfterEraseOfABusyRecordIsKept) {
   ASSERT_TRUE(u.contains(5)) << "write() returned but the new record 5 is gone";
   u.read(5);
   expect_content(u, 5, 2);
+}
+
+// flush() after erasing a record that a helper is still copying to the persistent tier waits until the erase is journaled (found by tests/crash).
+TEST(PersistentRace, FlushAfterEraseOfARecordBeingPersistedWaitsForTheErase) {
+  TempDir dir;
+  GatedDirectories gated;
+  mlbs::Runtime rt(persistent(dir));
+  OpenGateOnExit open_gate;  // before rt drains: a held helper would hang it
+  mlbs::Store<float> u(rt, "wavefield", kElems);
+  gate().arm(kLast, 5);
+  fill(u, 5, 1);
+  u.write(5);
+  gate().wait_entered();  // a helper is now copying record 5 to the persistent tier
+  u.erase(5);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool returned = false;
+  std::jthread flusher([&] {
+    u.flush();
+    std::lock_guard l(mu);
+    returned = true;
+    cv.notify_all();
+  });
+  {
+    // Bounded: a correct flush() cannot return while the copy is held; the
+    // buggy one returned at once, and the helper then journaled record 5's
+    // put before its erase, so a crash in between brought it back.
+    std::unique_lock l(mu);
+    EXPECT_FALSE(cv.wait_for(l, std::chrono::milliseconds(200), [&] { return returned; }))
+        << "flush() returned while erased record 5 could still be journaled as live";
+  }
+  gate().release();
+  flusher.join();
+  // What a crash now would recover.
+  const auto replay = mlbs::catalog::replay_journal(journal_path(dir, "wavefield").string());
+  EXPECT_EQ(replay.live.count(5), 0u) << "the acknowledged erase of record 5 is not durable";
 }
 
 // Erasing a recovered record while a helper prefetches it, then closing the store: the erase survives reopen.
