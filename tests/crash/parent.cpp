@@ -175,6 +175,34 @@ void prepare_dir(const fs::path& dir) {
   fs::create_directories(dir);
 }
 
+/// Regular files and their bytes under `dir`.
+std::pair<std::uint64_t, std::uint64_t> disk_usage(const fs::path& dir) {
+  std::uint64_t files = 0, bytes = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) ++files, bytes += it->file_size(ec);
+  return {files, bytes};
+}
+
+/// What crashes left behind: the stores' space against what is live. Only
+/// reported: recovery reclaims neither (docs/crash-testing.md).
+void print_leftovers(const Options& o, const Model& m) {
+  std::uint64_t live = 0;
+  for (const auto& [id, salt] : m.settled_present()) live += record_size(id, salt);
+  const auto [files, bytes] = disk_usage(fs::path(o.dir) / "pfs" / kStoreName);
+  std::printf("mlbs_crash: left on disk: persistent tier %llu files, %s for %s live",
+              static_cast<unsigned long long>(files), format_bytes(bytes).c_str(), format_bytes(live).c_str());
+  if (o.fast_tier) {
+    std::error_code ec;
+    std::uint64_t folders = 0;
+    for (const auto& e : fs::directory_iterator(fs::path(o.dir) / "fast", ec)) folders += e.is_directory();
+    std::printf("; fast tier %llu scratch folders of killed children, %s",
+                static_cast<unsigned long long>(folders), format_bytes(disk_usage(fs::path(o.dir) / "fast").second).c_str());
+  }
+  std::printf("\n");
+}
+
 std::string rerun_command(const Options& o) {
   std::string cmd = fmt::format("mlbs_crash --seed {} --kills {} --layout {} --io-backend {}", o.seed, o.kills,
                                 to_string(o.layout), to_string(o.io_backend));
@@ -198,11 +226,11 @@ int run_parent(const Options& opts) {
               rerun_command(o).c_str());
   std::fflush(stdout);
   Totals t;
+  Model m;
   try {
     prepare_dir(o.dir);
     const std::string exe = fs::read_symlink("/proc/self/exe").string();
     std::mt19937_64 rng(o.seed);
-    Model m;
     bool sabotaged = false;
     auto open_time = milliseconds(50);  // how long the last child took to open the store
     for (unsigned k = 1; k <= o.kills; ++k) {
@@ -297,17 +325,20 @@ int run_parent(const Options& opts) {
               static_cast<unsigned long long>(t.acked_present), static_cast<unsigned long long>(t.acked_absent),
               static_cast<unsigned long long>(t.recovered), static_cast<unsigned long long>(t.in_doubt),
               static_cast<unsigned long long>(t.in_doubt_newer), static_cast<unsigned long long>(t.skipped));
-  if (t.violations) {
-    std::printf("mlbs_crash: FAIL: %llu violations (seed %llu; the store is kept in %s)\n",
-                static_cast<unsigned long long>(t.violations), static_cast<unsigned long long>(o.seed),
-                o.dir.c_str());
-    return 1;
-  }
-  std::printf("mlbs_crash: PASS: 0 violations\n");
-  if (!o.keep) {
+  print_leftovers(o, m);
+  // A failing store is kept for inspection (mlbs-inspect), unless the
+  // failure was the point (--sabotage).
+  const bool keep = o.keep || (t.violations && !o.sabotage);
+  if (!keep) {
     std::error_code ec;
     fs::remove_all(o.dir, ec);
   }
+  if (t.violations) {
+    std::printf("mlbs_crash: FAIL: %llu violations (seed %llu%s)\n", static_cast<unsigned long long>(t.violations),
+                static_cast<unsigned long long>(o.seed), keep ? ("; the store is kept in " + o.dir).c_str() : "");
+    return 1;
+  }
+  std::printf("mlbs_crash: PASS: 0 violations\n");
   return 0;
 }
 
