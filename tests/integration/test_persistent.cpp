@@ -629,17 +629,27 @@ TEST(PersistentRace, ReopenInTheSameRuntimeAfterEraseDoesNotResurrect) {
   EXPECT_EQ(replay.torn_bytes, 0u);
 }
 
-// A record written under an id whose erased predecessor is still being copied by a helper is kept, not dropped.
-TEST(PersistentRace, WriteAfterEraseOfABusyRecordIsKept) {
+/// A store with record `id` (salt 1) written, and a helper held inside its
+/// copy to the persistent tier until the gate opens.
+struct HeldPersistCopy {
   TempDir dir;
   GatedDirectories gated;
-  mlbs::Runtime rt(persistent(dir));
+  mlbs::Runtime rt{persistent(dir)};
   OpenGateOnExit open_gate;  // before rt drains: a held helper would hang it
-  mlbs::Store<float> u(rt, "wavefield", kElems);
-  gate().arm(kLast, 5);
-  fill(u, 5, 1);
-  u.write(5);
-  gate().wait_entered();  // a helper is now copying record 5 to the persistent tier
+  mlbs::Store<float> u{rt, "wavefield", kElems};
+
+  explicit HeldPersistCopy(std::uint64_t id) {
+    gate().arm(kLast, id);
+    fill(u, id, 1);
+    u.write(id);
+    gate().wait_entered();
+  }
+};
+
+// A record written under an id whose erased predecessor is still being copied by a helper is kept, not dropped.
+TEST(PersistentRace, WriteAfterEraseOfABusyRecordIsKept) {
+  HeldPersistCopy held(5);
+  mlbs::Store<float>& u = held.u;
   u.erase(5);
   EXPECT_FALSE(u.contains(5));
   fill(u, 5, 2);
@@ -654,15 +664,8 @@ TEST(PersistentRace, WriteAfterEraseOfABusyRecordIsKept) {
 
 // flush() after erasing a record that a helper is still copying to the persistent tier waits until the erase is journaled (found by tests/crash).
 TEST(PersistentRace, FlushAfterEraseOfARecordBeingPersistedWaitsForTheErase) {
-  TempDir dir;
-  GatedDirectories gated;
-  mlbs::Runtime rt(persistent(dir));
-  OpenGateOnExit open_gate;  // before rt drains: a held helper would hang it
-  mlbs::Store<float> u(rt, "wavefield", kElems);
-  gate().arm(kLast, 5);
-  fill(u, 5, 1);
-  u.write(5);
-  gate().wait_entered();  // a helper is now copying record 5 to the persistent tier
+  HeldPersistCopy held(5);
+  mlbs::Store<float>& u = held.u;
   u.erase(5);
   std::mutex mu;
   std::condition_variable cv;
@@ -684,7 +687,7 @@ TEST(PersistentRace, FlushAfterEraseOfARecordBeingPersistedWaitsForTheErase) {
   gate().release();
   flusher.join();
   // What a crash now would recover.
-  const auto replay = mlbs::catalog::replay_journal(journal_path(dir, "wavefield").string());
+  const auto replay = mlbs::catalog::replay_journal(journal_path(held.dir, "wavefield").string());
   EXPECT_EQ(replay.live.count(5), 0u) << "the acknowledged erase of record 5 is not durable";
 }
 
