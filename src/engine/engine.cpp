@@ -1165,16 +1165,25 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
   touch();
   const std::uint64_t limit = std::min(horizon, next_gen_ - 1);
   std::exception_ptr failure;
+  // Replay keeps the newest generation's put of an id: once a newer
+  // generation is durable, or this flush makes it so, an older one's put can
+  // no longer bring the id back.
+  auto superseded = [&](const Record& old) {
+    const Record* now = find(store, old.id);
+    return now && now->gen > old.gen && (now->journaled || now->gen <= limit);
+  };
   auto done = [&] {
     if (stopping_) return true;
     // Erases acknowledged before the flush are part of the barrier: their
     // journal entries must be durable too (a retiring record's comes later).
     if (stores_[store].journal_erases) return false;
-    // An erased record that a helper is still copying may yet be journaled by
-    // that copy (its erase entry follows): wait for the copy, or a crash
-    // between the two entries would bring the acknowledged erase back.
-    for (const auto& r : retiring_)
-      if (r->store == store && (r->busy || (r->journaled && (r->copies & bit(last()))))) return false;
+    for (const auto& r : retiring_) {
+      if (r->store != store) continue;
+      if (r->journaled && (r->copies & bit(last()))) return false;
+      // A copy still in flight may journal the erased record yet, its erase
+      // entry after it: a crash in between would undo the acknowledged erase.
+      if (r->busy && !superseded(*r)) return false;
+    }
     for (auto& [k, r] : records_) {
       if (k.store != store || r->gen > limit || r->journaled) continue;
       if (r->avoid & bit(last())) {

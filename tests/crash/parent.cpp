@@ -152,8 +152,12 @@ void recover_and_check(const Options& o, Model& m, Totals& t, unsigned kill) {
     const Model::Verdict v = m.judge(id, present, s.data(), present ? s.size() : 0);
     if (!v.problem.empty()) violation(t, kill, v.problem);
     if (present) ++t.recovered;
-    if (v.exact) ++(present ? t.acked_present : t.acked_absent);
-    else ++t.in_doubt, t.in_doubt_newer += v.newer;
+    if (v.exact) {
+      ++(present ? t.acked_present : t.acked_absent);
+    } else {
+      ++t.in_doubt;
+      t.in_doubt_newer += v.newer;
+    }
     m.settle(id, v.state);
   }
   const Stats st = rt.stats();
@@ -184,8 +188,10 @@ std::pair<std::uint64_t, std::uint64_t> disk_usage(const fs::path& dir) {
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     struct stat st {};
-    if (it->is_regular_file(ec) && ::stat(it->path().c_str(), &st) == 0)
-      ++files, bytes += static_cast<std::uint64_t>(st.st_blocks) * 512;
+    if (it->is_regular_file(ec) && ::stat(it->path().c_str(), &st) == 0) {
+      ++files;
+      bytes += static_cast<std::uint64_t>(st.st_blocks) * 512;
+    }
   }
   return {files, bytes};
 }
@@ -202,8 +208,9 @@ void print_leftovers(const Options& o, const Model& m) {
     std::error_code ec;
     std::uint64_t folders = 0;
     for (const auto& e : fs::directory_iterator(fs::path(o.dir) / "fast", ec)) folders += e.is_directory();
+    const std::uint64_t fast_bytes = disk_usage(fs::path(o.dir) / "fast").second;
     std::printf("; fast tier %llu scratch folders of killed children, %s",
-                static_cast<unsigned long long>(folders), format_bytes(disk_usage(fs::path(o.dir) / "fast").second).c_str());
+                static_cast<unsigned long long>(folders), format_bytes(fast_bytes).c_str());
   }
   std::printf("\n");
 }
@@ -257,9 +264,18 @@ int run_parent(const Options& opts) {
             open_time = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
             if (!early) deadline = Clock::now() + delay;
             break;
-          case 'W': m.announce_write(r.a, r.b), ++t.writes; break;
-          case 'E': m.announce_erase(r.a), ++t.erases; break;
-          case 'F': m.acknowledge(), ++t.flushes; break;
+          case 'W':
+            m.announce_write(r.a, r.b);
+            ++t.writes;
+            break;
+          case 'E':
+            m.announce_erase(r.a);
+            ++t.erases;
+            break;
+          case 'F':
+            m.acknowledge();
+            ++t.flushes;
+            break;
           case 'V': ++t.reads; break;
           case 'X': violation(t, k, "the child: " + r.text); break;
           default: violation(t, k, "unreadable report from the child: '" + line + "'");
