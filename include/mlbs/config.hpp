@@ -53,6 +53,9 @@ struct Tier {
   std::uint64_t io_request_bytes = 1ull << 20;
   /// Directory tiers: this tier's layout; unset = Config::layout.
   std::optional<Layout> layout;
+  /// Fault injection for testing (docs/guarantees.md): rules such as
+  /// "write:ENOSPC@4,read:corrupt*1,any:delay=50ms"; empty = none.
+  std::string faults;
 
   static Tier memory(std::uint64_t capacity_bytes);
   static Tier directory(std::string path, std::uint64_t capacity_bytes = 0);

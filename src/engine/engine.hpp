@@ -48,6 +48,8 @@ struct Record {
   int pins = 0;                     ///< readers copying out of its slot
   TierMask avoid = 0;               ///< tiers that failed for it
   std::exception_ptr error;         ///< why it cannot be delivered (corruption, lost copy)
+  std::exception_ptr write_failure; ///< why the last copy down failed (the record kept its copy):
+                                    ///< reported when flush() or a write() needs that copy
   std::vector<RecordInfo::Move> lineage;
   // Placement of the last planning pass.
   std::uint64_t rank = 0;

@@ -432,6 +432,26 @@ TEST_F(ConfigFile, ReadsLayout) {
   EXPECT_NE(std::string(bad.what()).find("expected file-per-record or log"), std::string::npos) << bad.what();
 }
 
+// A [[tier]]'s faults plan is read as text and checked: a bad rule names tiers[i].faults and its line, the memory tier has none.
+TEST(ConfigTomlErrors, FaultPlans) {
+  const Config ok = Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]",
+                                            "kind = \"dir\"", "path = \"/x\"",
+                                            "faults = \"write:ENOSPC@4, read:corrupt*1, any:delay=50ms\""}));
+  EXPECT_EQ(ok.tiers[1].faults, "write:ENOSPC@4, read:corrupt*1, any:delay=50ms");
+  for (const char* bad : {"write", "write:EBADF", "fsync:EIO", "read:short", "write:EIO@x", "write:EIO*0",
+                          "any:delay=5", "write:EIO,,read:EIO", "remove:corrupt"}) {
+    const std::string text = toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]", "kind = \"dir\"",
+                                   "path = \"/x\""}) + "faults = \"" + bad + "\"\n";
+    const ConfigError e = config_error([&] { Config::from_toml(text, "f.toml"); });
+    EXPECT_EQ(e.field(), "tiers[1].faults") << bad;
+    EXPECT_EQ(e.line(), 7u) << bad;
+  }
+  const ConfigError mem = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "faults = \"write:EIO\""}), "f.toml");
+  });
+  EXPECT_EQ(mem.field(), "tiers[0].faults");
+}
+
 // Bad I/O backend values, and io_uring together with the page cache, name field and line.
 TEST(ConfigTomlErrors, BadIoBackendKeys) {
   struct Case {
