@@ -1240,6 +1240,19 @@ void Engine::flush(std::uint32_t store) {
   store_ref(store);
   const auto deadline = Clock::time_point::max();
   if (persistent()) {
+    // Records the last tier failed earlier get one more try: a device that
+    // came back (space freed, a transient error) makes them durable now.
+    bool retry = false;
+    for (auto& [k, r] : records_)
+      if (k.store == store && r->write_failure && !r->error && r->copies != 0) {
+        r->avoid &= ~bit(last());
+        r->write_failure = nullptr;
+        retry = true;
+      }
+    if (retry) {
+      ranking_dirty_ = true;
+      touch();
+    }
     wait_durable(lock, store, std::numeric_limits<std::uint64_t>::max(), deadline);
     return;
   }

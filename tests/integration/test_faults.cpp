@@ -106,6 +106,22 @@ TEST(Faults, FailingPersistentTierSurfacesFromFlush) {
   }
 }
 
+// The last tier fails twice, then recovers: the first flush() throws, the next one retries those records and makes them durable.
+TEST(Faults, FlushRetriesRecordsTheLastTierFailedBefore) {
+  TempDir dir;
+  mlbs::Runtime rt(tiers(dir, "", "write:EIO*2", mlbs::Durability::persistent));
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_range(u, 0, 2);
+  EXPECT_THROW(u.flush(), mlbs::IoError);
+  u.flush();
+  for (std::uint64_t id = 0; id < 2; ++id) {
+    EXPECT_TRUE(u.info(id).durable) << "id " << id;
+    u.read(id);
+    EXPECT_TRUE(exact(u, id));
+  }
+  EXPECT_EQ(rt.stats().tiers[2].errors, 2u);
+}
+
 // Scratch, two tiers, the only file tier fails: once DRAM is full, write() throws instead of hanging; what was accepted reads back.
 TEST(Faults, FailingLastTierSurfacesFromWrite) {
   TempDir dir;
