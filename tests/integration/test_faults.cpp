@@ -223,6 +223,36 @@ TEST(Faults, CorruptCopyIsReplacedByAGoodOneFromAnotherTier) {
   EXPECT_GE(st.tiers[1].errors, 1u);
 }
 
+// A failure on a helper thread that concerns no waiting call (a file removal) reaches the next API call as a typed error; the process goes on.
+TEST(Faults, HelperFailureReachesTheNextCall) {
+  TempDir dir;
+  mlbs::Config cfg;
+  mlbs::Tier s = mlbs::Tier::directory(dir / "slow");
+  s.faults = "remove:EIO*1";
+  cfg.tiers = {mlbs::Tier::memory(2 * kRecBytes), s};
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_range(u, 0, 6);
+  u.flush();
+  std::optional<std::string> error;
+  for (std::uint64_t id = 6; id-- > 0 && !error;) {
+    try {
+      u.read(id);  // scratch: a record read is released, its file removed by a helper
+      EXPECT_TRUE(exact(u, id));
+      u.flush();   // waits for the helpers: a failed removal is reported here at the latest
+    } catch (const mlbs::IoError& e) {
+      error = e.what();
+      EXPECT_EQ(e.error_code(), EIO);
+    }
+  }
+  ASSERT_TRUE(error) << "the failed removal was never reported";
+  EXPECT_NE(error->find("injected"), std::string::npos) << *error;
+  EXPECT_EQ(rt.stats().tiers[1].errors, 1u);
+  write_range(u, 10, 1);  // the runtime is still usable
+  u.read(10);
+  EXPECT_TRUE(exact(u, 10));
+}
+
 // Latency spikes on every operation of both file tiers slow things down but hang nothing: reads exact, shutdown drains.
 TEST(Faults, LatencySpikesHangNothing) {
   TempDir dir;
