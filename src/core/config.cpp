@@ -392,8 +392,10 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
     fail("helper_threads", fmt::format("{} is not between 1 and 64", cfg.helper_threads));
   if (cfg.helper_core < -2)
     fail("helper_core", fmt::format("{} is not a core (expected -1 for auto, -2 for none, or >= 0)", cfg.helper_core));
-  if (cfg.io_chunk_bytes < 4096 || cfg.io_chunk_bytes % 4096 != 0)
-    fail("io_chunk", fmt::format("{} is not a multiple of 4096 bytes (at least 4096)", cfg.io_chunk_bytes));
+  if (cfg.io_chunk_bytes < 4096 || cfg.io_chunk_bytes % 4096 != 0 || cfg.io_chunk_bytes > (1ull << 30))
+    fail("io_chunk",
+         fmt::format("{} is not a multiple of 4096 bytes between 4 KiB and 1 GiB (one staging buffer per helper)",
+                     cfg.io_chunk_bytes));
 }
 
 // ---------------------------------------------------------------------------

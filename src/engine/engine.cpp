@@ -97,6 +97,9 @@ Engine::Engine(Config cfg)
     const std::vector<int> allowed = allowed_cores();
     cores = auto_helper_cores(allowed, application_threads(allowed), cfg_.helper_threads);
   }
+  // Staging for copies between two file tiers: memory use stays bounded by
+  // helper_threads * io_chunk_bytes whatever the record size.
+  for (unsigned i = 0; i < cfg_.helper_threads; ++i) staging_.push_back(detail::Block::allocate(cfg_.io_chunk_bytes));
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
     if (cores[i] >= 0) {
@@ -451,9 +454,7 @@ void Engine::erase_record(Record& r) {
 
 void Engine::helper_loop(std::stop_token st, unsigned index) {
   trace::name_thread(fmt::format("helper {}", index));
-  // Staging for copies between two file tiers: memory use stays bounded by
-  // helper_threads * io_chunk_bytes whatever the record size.
-  detail::Block staging = detail::Block::allocate(cfg_.io_chunk_bytes);
+  detail::Block& staging = staging_[index];
   Lock lock(mu_);
   while (!st.stop_requested()) {
     const std::uint64_t seen = version_;

@@ -134,6 +134,9 @@ class Engine {
   void helper_loop(std::stop_token st, unsigned index);
   std::optional<Op> plan();
   void execute(Op& op, detail::Block& staging);
+  /// Per-helper staging buffers, allocated by the constructor (an allocation
+  /// failure is the constructor's error, not a helper's).
+  std::vector<detail::Block> staging_;
   /// Reads a record from its fastest file copy straight into `buf`, for a
   /// read that no DRAM room can be made for.
   void read_direct(Lock& lock, Record& r, detail::Block& buf);

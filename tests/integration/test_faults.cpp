@@ -253,6 +253,20 @@ TEST(Faults, HelperFailureReachesTheNextCall) {
   EXPECT_TRUE(exact(u, 10));
 }
 
+// A memory tier larger than the node's RAM is refused at construction with a typed error naming tier 0, not pre-faulted into the OOM killer.
+TEST(BadInput, MemoryBudgetBeyondTheNodeIsACapacityError) {
+  TempDir dir;
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(1ull << 50), mlbs::Tier::directory(dir / "slow")};
+  try {
+    mlbs::Runtime rt(cfg);
+    FAIL() << "a 1 PiB slot pool was accepted";
+  } catch (const mlbs::CapacityError& e) {
+    EXPECT_NE(e.context().tier.find("tier 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exceeds this node's memory"), std::string::npos) << e.what();
+  }
+}
+
 // Latency spikes on every operation of both file tiers slow things down but hang nothing: reads exact, shutdown drains.
 TEST(Faults, LatencySpikesHangNothing) {
   TempDir dir;

@@ -587,6 +587,7 @@ TEST(ConfigTomlErrors, BadValuesHaveLine) {
   const std::vector<Case> cases = {
       {toml({"checksums = true", "io_chunk = \"8 MeB\""}), "io_chunk", 2},
       {toml({"io_chunk = -4096"}), "io_chunk", 1},
+      {toml({"", "io_chunk = \"2GiB\""}), "io_chunk", 2},
       {toml({"", "durability = \"forever\""}), "durability", 2},
       {toml({"schedule = \"random\""}), "schedule", 1},
       {toml({"schedule = [", "  3,", "  -1,", "]"}), "schedule[1]", 3},
