@@ -267,6 +267,21 @@ TEST(BadInput, MemoryBudgetBeyondTheNodeIsACapacityError) {
   }
 }
 
+// Persistent mode, a persistent tier that stalls: destroying the runtime gives up after shutdown_timeout_ms and says what it could not make durable.
+TEST(Faults, ShutdownWithAStalledTierIsBoundedAndReported) {
+  TempDir dir;
+  mlbs::Config cfg = tiers(dir, "", "write:delay=400ms", mlbs::Durability::persistent);
+  cfg.shutdown_timeout_ms = 100;  // far less than the 5 x 400 ms the records need
+  ::testing::internal::CaptureStderr();
+  {
+    mlbs::Runtime rt(cfg);
+    mlbs::Store<float> u(rt, "u", kElems);
+    write_range(u, 0, 5);  // DRAM and the fast tier take them: write() does not wait for the stalled tier
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("store 'u'"), std::string::npos) << err;
+}
+
 // Latency spikes on every operation of both file tiers slow things down but hang nothing: reads exact, shutdown drains.
 TEST(Faults, LatencySpikesHangNothing) {
   TempDir dir;
