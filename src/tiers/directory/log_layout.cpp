@@ -306,6 +306,9 @@ class LogLayout final : public ObjectLayout {
 
   std::shared_ptr<Lane> new_lane(Space& s, OpenMode mode, const ObjectRef& ref) {
     auto lane = std::make_shared<Lane>();
+    // Never the number of a log already here: O_TRUNC would cut it. After an
+    // earlier run's log numbered 2^32-1, next_lane wraps to numbers in use.
+    while (s.lanes.contains(s.next_lane)) ++s.next_lane;
     lane->number = s.next_lane++;
     lane->log_path = s.dir / fmt::format("log-{}.mlbs", lane->number);
     lane->index_path = s.dir / fmt::format("log-{}.idx", lane->number);
