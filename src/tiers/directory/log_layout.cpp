@@ -46,7 +46,7 @@ struct DiskEntry {
   std::uint64_t id, generation, offset, size;
   std::uint64_t check;  ///< xxHash3 of the 40 bytes before it
 };
-static_assert(sizeof(DiskEntry) == 48);
+static_assert(sizeof(DiskEntry) == kLogIndexEntryBytes);
 constexpr std::uint32_t kMagic = 0x31474c4d;  // "MLG1"
 constexpr std::size_t kChecked = offsetof(DiskEntry, check);
 
@@ -384,6 +384,13 @@ void LogPlacement::commit(bool durable) { layout_.commit(*this, durable); }
 
 std::unique_ptr<ObjectLayout> make_log_layout(const DirectoryBackend& tier) {
   return std::make_unique<LogLayout>(tier);
+}
+
+std::array<std::byte, kLogIndexEntryBytes> encode_log_index_entry(const LogIndexEntry& e) {
+  const DiskEntry d = encode(e);
+  std::array<std::byte, kLogIndexEntryBytes> bytes;
+  std::memcpy(bytes.data(), &d, sizeof d);
+  return bytes;
 }
 
 std::vector<LogIndexEntry> read_log_index(const fs::path& index_file) {
