@@ -521,6 +521,18 @@ TEST(ConfigTomlErrors, SyntaxErrorHasLine) {
   EXPECT_EQ(e.line(), 3u);
 }
 
+// Inputs on which toml++ 3.3.0 compiled from its headers asserts ("[[#") or
+// reaches __builtin_unreachable (U+00A1..U+0499 where whitespace may stand),
+// found by fuzz_config_toml: with the library mlbs links they are syntax
+// errors with a line, not an abort (docs/fuzzing.md).
+TEST(ConfigTomlErrors, InputsThatTripTomlPlusPlusAreSyntaxErrors) {
+  for (const char* line : {"[[#", "[[[1]]]", "[[=", "[[[]]", "[\xc4\x9f", "a = 1 \xc4\x9f", "[a\xc2\xa7]"}) {
+    const ConfigError e = config_error([&] { Config::from_toml(toml({"checksums = true", line}), "a.toml"); });
+    EXPECT_EQ(e.field(), "syntax") << line;
+    EXPECT_EQ(e.line(), 2u) << line;
+  }
+}
+
 // A misspelt top-level key is an error naming the key and its line, not silently ignored.
 TEST(ConfigTomlErrors, UnknownTopLevelKey) {
   const ConfigError e = config_error([] { Config::from_toml(toml({"checksums = true", "helper_thread = 2"}), "a.toml"); });
