@@ -248,6 +248,16 @@ TEST(ConfigTierSpec, FormatRejectsCommaInPath) {
   EXPECT_EQ(e.field(), "tiers[1].path");
 }
 
+// A path with white space at either end (TOML allows it) would come back trimmed
+// from a spec, so format refuses it (the round trip fuzz_config_toml checks).
+TEST(ConfigTierSpec, FormatRejectsSurroundingSpaceInPath) {
+  for (const char* path : {" /a", "/a ", "/a\t", "\n/a"}) {
+    const ConfigError e = config_error([&] { (void)mlbs::format_tier_spec({Tier::memory(GiB), Tier::directory(path)}); });
+    EXPECT_EQ(e.field(), "tiers[1].path") << path;
+  }
+  EXPECT_EQ(mlbs::format_tier_spec({Tier::memory(GiB), Tier::directory("/a b")}), "mem:1GiB,dir:/a b");
+}
+
 // "dir+io_uring:" / "dir+pread:" name a tier's I/O backend; format writes it back.
 TEST(ConfigTierSpec, KindMayNameTheIoBackend) {
   const auto tiers = mlbs::parse_tier_spec("mem:1GiB,dir+io_uring:/nvme:8GiB,directory+pread:/a:b,dir+auto:/c");
