@@ -23,7 +23,7 @@ seconds=${MLBS_FUZZ_SECONDS:-60}
 while getopts "t:h" opt; do
   case $opt in
     t) seconds=$OPTARG ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) sed -n '2,16p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -72,7 +72,7 @@ for t in "${targets[@]}"; do
     -artifact_prefix="$findings/" $(dictionary "$t") ${MLBS_FUZZ_ARGS:-} \
     "$corpus" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)  # none if the seeds crash
   line="$t: ${runs:-?} executions, coverage ${cov:-?} edges, corpus $(find "$corpus" -type f | wc -l) inputs"
   reproducers=$(find "$findings" -type f | sort)
   if ((rc != 0)) || [[ -n $reproducers ]]; then
