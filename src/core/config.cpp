@@ -691,6 +691,11 @@ std::string format_tier_spec(const std::vector<Tier>& tiers) {
     if (tier.path.find(',') != std::string::npos)
       throw ConfigError(fmt::format("tiers[{}].path", i),
                         fmt::format("'{}' contains ',' and cannot be written as a tier spec", tier.path));
+    // A spec's entries are trimmed: such a path would come back as another one.
+    if (trim(tier.path) != tier.path)
+      throw ConfigError(fmt::format("tiers[{}].path", i),
+                        fmt::format("'{}' begins or ends with white space and cannot be written as a tier spec",
+                                    tier.path));
     spec += tier.kind == "directory" ? std::string("dir") : tier.kind;
     if (tier.io_backend != IoBackend::automatic) spec += "+" + to_string(tier.io_backend);
     spec += ":" + tier.path;

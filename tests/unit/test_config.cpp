@@ -248,6 +248,16 @@ TEST(ConfigTierSpec, FormatRejectsCommaInPath) {
   EXPECT_EQ(e.field(), "tiers[1].path");
 }
 
+// A path with white space at either end (TOML allows it) would come back trimmed
+// from a spec, so format refuses it (the round trip fuzz_config_toml checks).
+TEST(ConfigTierSpec, FormatRejectsSurroundingSpaceInPath) {
+  for (const char* path : {" /a", "/a ", "/a\t", "\n/a"}) {
+    const ConfigError e = config_error([&] { (void)mlbs::format_tier_spec({Tier::memory(GiB), Tier::directory(path)}); });
+    EXPECT_EQ(e.field(), "tiers[1].path") << path;
+  }
+  EXPECT_EQ(mlbs::format_tier_spec({Tier::memory(GiB), Tier::directory("/a b")}), "mem:1GiB,dir:/a b");
+}
+
 // "dir+io_uring:" / "dir+pread:" name a tier's I/O backend; format writes it back.
 TEST(ConfigTierSpec, KindMayNameTheIoBackend) {
   const auto tiers = mlbs::parse_tier_spec("mem:1GiB,dir+io_uring:/nvme:8GiB,directory+pread:/a:b,dir+auto:/c");
@@ -539,6 +549,18 @@ TEST(ConfigTomlErrors, SyntaxErrorHasLine) {
   EXPECT_EQ(e.field(), "syntax");
   EXPECT_EQ(e.source(), "a.toml");
   EXPECT_EQ(e.line(), 3u);
+}
+
+// Inputs on which toml++ 3.3.0 compiled from its headers asserts ("[[#") or
+// reaches __builtin_unreachable (U+00A1..U+0499 where whitespace may stand),
+// found by fuzz_config_toml: with the library mlbs links they are syntax
+// errors with a line, not an abort (docs/fuzzing.md).
+TEST(ConfigTomlErrors, InputsThatTripTomlPlusPlusAreSyntaxErrors) {
+  for (const char* line : {"[[#", "[[[1]]]", "[[=", "[[[]]", "[\xc4\x9f", "a = 1 \xc4\x9f", "[a\xc2\xa7]"}) {
+    const ConfigError e = config_error([&] { Config::from_toml(toml({"checksums = true", line}), "a.toml"); });
+    EXPECT_EQ(e.field(), "syntax") << line;
+    EXPECT_EQ(e.line(), 2u) << line;
+  }
 }
 
 // A misspelt top-level key is an error naming the key and its line, not silently ignored.
