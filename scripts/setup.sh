@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages mlbs needs to build, test and plot. Idempotent:
 # prints nothing and installs nothing when everything is already present.
+#
+# Usage: scripts/setup.sh [--fuzz]
+#   --fuzz  also the libFuzzer toolchain that scripts/fuzz.sh builds with
 set -euo pipefail
+
+fuzz=0
+for arg in "$@"; do
+  case $arg in
+    --fuzz) fuzz=1 ;;
+    *) echo "usage: $0 [--fuzz]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config  # toolchain
@@ -14,6 +25,12 @@ packages=(
   nlohmann-json3-dev     # mlbs-bench's JSON results, trace tests
   libbenchmark-dev       # micro-benchmarks of the copy into DRAM slots (benchmarks/)
 )
+if ((fuzz)); then
+  packages+=(
+    clang            # the fuzz build's compiler: libFuzzer is clang's (-fsanitize=fuzzer)
+    libclang-rt-dev  # clang's runtime libraries: libFuzzer, ASan and UBSan (libclang_rt.*)
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -53,6 +53,9 @@ struct Tier {
   std::uint64_t io_request_bytes = 1ull << 20;
   /// Directory tiers: this tier's layout; unset = Config::layout.
   std::optional<Layout> layout;
+  /// Fault injection for testing (docs/guarantees.md): rules such as
+  /// "write:ENOSPC@4,read:corrupt*1,any:delay=50ms"; empty = none.
+  std::string faults;
 
   static Tier memory(std::uint64_t capacity_bytes);
   static Tier directory(std::string path, std::uint64_t capacity_bytes = 0);
@@ -115,7 +118,9 @@ struct Config {
 /// "mem:2GiB,dir:/nvme/run:64GiB,dir:/lustre/run" -> tiers. `field` names the
 /// source in errors (e.g. "MLBS_TIERS").
 std::vector<Tier> parse_tier_spec(std::string_view spec, const std::string& field = "tiers");
-/// The inverse of parse_tier_spec.
+/// The inverse of parse_tier_spec (kind, path, capacity, I/O backend). Throws
+/// ConfigError naming the path it cannot write: one containing ',' or
+/// beginning or ending with white space.
 std::string format_tier_spec(const std::vector<Tier>& tiers);
 /// "64GiB", "512 MiB", "1.5G", "4096" -> bytes (binary K/M/G/T, decimal KB/MB/GB/TB).
 std::uint64_t parse_size(std::string_view text, const std::string& field = "size");

@@ -21,6 +21,10 @@ struct TierStats {
   std::uint64_t busy_ns = 0;          ///< time spent in this tier's I/O
   std::uint64_t stalls = 0;           ///< times a move waited for room here
   std::uint64_t skipped_too_large = 0;  ///< records larger than the quota, placed elsewhere
+  /// Transfers into or out of this tier that failed (I/O error, full device,
+  /// a copy that failed verification). A failed write sends the record on to
+  /// another tier where one can take it; see docs/guarantees.md.
+  std::uint64_t errors = 0;
   /// File tiers: how this tier moves bytes, "io_uring+O_DIRECT" or "pread"
   /// (known once the runtime has probed the tier); empty for the memory tier.
   std::string io_backend;

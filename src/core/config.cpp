@@ -2,6 +2,7 @@
 // docs/configuration.md is the user-facing reference).
 #include "mlbs/config.hpp"
 #include "tiers/registry.hpp"
+#include "tiers/wrappers/faults.hpp"
 
 #include <algorithm>
 #include <array>
@@ -344,6 +345,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
         fail(name + ".io_backend", "the I/O backend concerns file tiers, not the memory tier");
       if (tier.layout)
         fail(name + ".layout", "the layout concerns file tiers, not the memory tier");
+      if (!tier.faults.empty())
+        fail(name + ".faults", "fault injection applies to file tiers, not the memory tier");
     } else if (tier.kind == "memory") {
       fail(name + ".kind", "only the first tier may be a memory tier");
     } else if (const auto kinds = tiers::registered_kinds();
@@ -367,6 +370,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
       if (tier.io_request_bytes < 4096 || tier.io_request_bytes % 4096 != 0 || tier.io_request_bytes > (1ull << 30))
         fail(name + ".io_request",
              fmt::format("{} is not a multiple of 4096 bytes between 4 KiB and 1 GiB", tier.io_request_bytes));
+      if (const std::string why = tiers::fault_plan_error(tier.faults); !why.empty())
+        fail(name + ".faults", why);
       // O_DIRECT bypasses the page cache: asking for both is a contradiction.
       if (tier.io_backend == IoBackend::io_uring && (tier.page_cache || cfg.page_cache))
         fail(name + ".io_backend",
@@ -387,8 +392,10 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
     fail("helper_threads", fmt::format("{} is not between 1 and 64", cfg.helper_threads));
   if (cfg.helper_core < -2)
     fail("helper_core", fmt::format("{} is not a core (expected -1 for auto, -2 for none, or >= 0)", cfg.helper_core));
-  if (cfg.io_chunk_bytes < 4096 || cfg.io_chunk_bytes % 4096 != 0)
-    fail("io_chunk", fmt::format("{} is not a multiple of 4096 bytes (at least 4096)", cfg.io_chunk_bytes));
+  if (cfg.io_chunk_bytes < 4096 || cfg.io_chunk_bytes % 4096 != 0 || cfg.io_chunk_bytes > (1ull << 30))
+    fail("io_chunk",
+         fmt::format("{} is not a multiple of 4096 bytes between 4 KiB and 1 GiB (one staging buffer per helper)",
+                     cfg.io_chunk_bytes));
 }
 
 // ---------------------------------------------------------------------------
@@ -578,6 +585,9 @@ class TomlReader {
         tier.low_water = fraction(node, at);
       } else if (field == "page_cache") {
         tier.page_cache = boolean(node, at);
+      } else if (field == "faults") {
+        if (tier.kind == "memory") at.fail("a memory tier has no faults (file tiers only)");
+        tier.faults = string(node, at);
       } else if (field == "io_backend" || field == "queue_depth" || field == "io_request" || field == "layout") {
         if (tier.kind == "memory") at.fail(fmt::format("a memory tier has no {} (file tiers only)", field));
         if (field == "layout")
@@ -591,7 +601,7 @@ class TomlReader {
       } else {
         Where{at.field, source_, key.source().begin.line}.fail(
             "unknown key (expected kind, capacity, path, bandwidth, block, shared, high_water, low_water, "
-            "page_cache, io_backend, queue_depth, io_request or layout)");
+            "page_cache, io_backend, queue_depth, io_request, layout or faults)");
       }
     }
     return tier;
@@ -681,6 +691,11 @@ std::string format_tier_spec(const std::vector<Tier>& tiers) {
     if (tier.path.find(',') != std::string::npos)
       throw ConfigError(fmt::format("tiers[{}].path", i),
                         fmt::format("'{}' contains ',' and cannot be written as a tier spec", tier.path));
+    // A spec's entries are trimmed: such a path would come back as another one.
+    if (trim(tier.path) != tier.path)
+      throw ConfigError(fmt::format("tiers[{}].path", i),
+                        fmt::format("'{}' begins or ends with white space and cannot be written as a tier spec",
+                                    tier.path));
     spec += tier.kind == "directory" ? std::string("dir") : tier.kind;
     if (tier.io_backend != IoBackend::automatic) spec += "+" + to_string(tier.io_backend);
     spec += ":" + tier.path;

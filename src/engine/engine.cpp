@@ -97,6 +97,9 @@ Engine::Engine(Config cfg)
     const std::vector<int> allowed = allowed_cores();
     cores = auto_helper_cores(allowed, application_threads(allowed), cfg_.helper_threads);
   }
+  // Staging for copies between two file tiers: memory use stays bounded by
+  // helper_threads * io_chunk_bytes whatever the record size.
+  for (unsigned i = 0; i < cfg_.helper_threads; ++i) staging_.push_back(detail::Block::allocate(cfg_.io_chunk_bytes));
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
     if (cores[i] >= 0) {
@@ -167,11 +170,28 @@ void Engine::touch() {
   state_cv_.notify_all();
 }
 
+namespace {
+/// errno and tier of an mlbs error; {0, ""} for anything else.
+std::pair<int, std::string> cause_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& err) {
+    return {err.error_code(), err.context().tier};
+  } catch (...) {
+    return {0, {}};
+  }
+}
+}  // namespace
+
 void Engine::raise_pending() {
   if (stopping_) throw ShutdownError(ESHUTDOWN, "the runtime has been shut down");
   if (!pending_errors_.empty()) {
     auto e = pending_errors_.front();
     pending_errors_.pop_front();
+    // One failing device fails every transfer queued to it: report the cause
+    // once, not once per record at each of the next API calls.
+    if (const auto cause = cause_of(e); cause.first != 0)
+      std::erase_if(pending_errors_, [&](const std::exception_ptr& other) { return cause_of(other) == cause; });
     std::rethrow_exception(e);
   }
 }
@@ -434,9 +454,7 @@ void Engine::erase_record(Record& r) {
 
 void Engine::helper_loop(std::stop_token st, unsigned index) {
   trace::name_thread(fmt::format("helper {}", index));
-  // Staging for copies between two file tiers: memory use stays bounded by
-  // helper_threads * io_chunk_bytes whatever the record size.
-  detail::Block staging = detail::Block::allocate(cfg_.io_chunk_bytes);
+  detail::Block& staging = staging_[index];
   Lock lock(mu_);
   while (!st.stop_requested()) {
     const std::uint64_t seen = version_;
@@ -693,7 +711,10 @@ void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point e
 void Engine::complete(Op& op, std::exception_ptr err) {
   if (op.kind == Op::Kind::remove) {
     removing_.erase({op.tier, op.space, op.id, op.gen});
-    if (err) pending_errors_.push_back(err);
+    if (err) {
+      ++tiers_[op.tier].stats.errors;
+      pending_errors_.push_back(err);
+    }
     if (op.journal)
       for (StoreState& s : stores_)
         if (s.journal == op.journal) --s.journal_erases;
@@ -727,6 +748,8 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       source_failed = op.src > 0 && e.context().tier == tiers_[op.src].backend->label();
     } catch (...) {
     }
+    if (source_failed) ++tiers_[op.src].stats.errors;
+    else if (op.dst > 0) ++tiers_[op.dst].stats.errors;
     // Another copy may still be good: forget the bad one and go on.
     if (source_failed && (r.copies & ~bit(op.src))) {
       drop_copy(r, op.src);
@@ -736,8 +759,25 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       if (code == ENOSPC || code == EDQUOT) tiers_[op.dst].full_latched = true;
       // Placement routes around the failing tier for this record.
       if (op.dst > 0 && !source_failed) r.avoid |= bit(op.dst);
-      if (op.demand || r.copies == 0 || (op.src > 0 && fastest_copy(r) < 0))
-        r.error = err;  // the waiting reader gets it
+      // A tier above the last one that cannot take a copy is no error of the
+      // application's: the record still has its copy and goes on to another
+      // tier (counted in TierStats::errors, traced as a failed op). Only the
+      // last tier, below which nothing can take it, reports.
+      if (op.dst > 0 && op.dst < last() && !source_failed && r.copies != 0) err = nullptr;
+      // The last tier failed but the record still has its copy above: the
+      // error belongs to whoever needs that copy down (flush(), a write()
+      // that finds no room), not to whichever API call comes next.
+      if (err && op.dst == last() && !source_failed && r.copies != 0) {
+        r.write_failure = err;
+        err = nullptr;
+      }
+    }
+    if (err) {
+      // A bad only copy (failed verification, wrong size, unreadable) makes
+      // the record unreadable: its readers get the error, not whichever API
+      // call comes next (a prefetch finds it before anyone asked).
+      if (op.demand || r.copies == 0 || source_failed || (op.src > 0 && fastest_copy(r) < 0))
+        r.error = err;
       else
         pending_errors_.push_back(err);
     }
@@ -952,6 +992,10 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
     if (idle_version_ == version_ && inflight_ == 0) {
       unpend();
       touch();
+      raise_pending();
+      // A failed tier, not the quotas, may be why there is no room.
+      for (const auto& [k, r] : records_)
+        if (r->write_failure && (r->avoid & bit(last())) && r->copies == bit(0)) std::rethrow_exception(r->write_failure);
       throw CapacityError(ENOSPC,
                           fmt::format("no tier can make room for a record of {}: every quota "
                                       "is full and no scheduled read will free any",
@@ -1187,9 +1231,10 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
     for (auto& [k, r] : records_) {
       if (k.store != store || r->gen > limit || r->journaled) continue;
       if (r->avoid & bit(last())) {
-        failure = r->error ? r->error
-                           : std::make_exception_ptr(IoError(EIO, "record could not be made durable",
-                                                             ctx(*r, last())));
+        failure = r->error           ? r->error
+                  : r->write_failure ? r->write_failure
+                                     : std::make_exception_ptr(IoError(EIO, "record could not be made durable",
+                                                                       ctx(*r, last())));
         return true;
       }
       return false;
@@ -1208,6 +1253,19 @@ void Engine::flush(std::uint32_t store) {
   store_ref(store);
   const auto deadline = Clock::time_point::max();
   if (persistent()) {
+    // Records the last tier failed earlier get one more try: a device that
+    // came back (space freed, a transient error) makes them durable now.
+    bool retry = false;
+    for (auto& [k, r] : records_)
+      if (k.store == store && r->write_failure && !r->error && r->copies != 0) {
+        r->avoid &= ~bit(last());
+        r->write_failure = nullptr;
+        retry = true;
+      }
+    if (retry) {
+      ranking_dirty_ = true;
+      touch();
+    }
     wait_durable(lock, store, std::numeric_limits<std::uint64_t>::max(), deadline);
     return;
   }

@@ -48,6 +48,8 @@ struct Record {
   int pins = 0;                     ///< readers copying out of its slot
   TierMask avoid = 0;               ///< tiers that failed for it
   std::exception_ptr error;         ///< why it cannot be delivered (corruption, lost copy)
+  std::exception_ptr write_failure; ///< why the last copy down failed (the record kept its copy):
+                                    ///< reported when flush() or a write() needs that copy
   std::vector<RecordInfo::Move> lineage;
   // Placement of the last planning pass.
   std::uint64_t rank = 0;
@@ -132,6 +134,9 @@ class Engine {
   void helper_loop(std::stop_token st, unsigned index);
   std::optional<Op> plan();
   void execute(Op& op, detail::Block& staging);
+  /// Per-helper staging buffers, allocated by the constructor (an allocation
+  /// failure is the constructor's error, not a helper's).
+  std::vector<detail::Block> staging_;
   /// Reads a record from its fastest file copy straight into `buf`, for a
   /// read that no DRAM room can be made for.
   void read_direct(Lock& lock, Record& r, detail::Block& buf);

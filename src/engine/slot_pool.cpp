@@ -1,10 +1,16 @@
 #include "engine/slot_pool.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <new>
+
+#include <fmt/format.h>
+
+#include "mlbs/config.hpp"
+#include "mlbs/errors.hpp"
 
 namespace mlbs::engine {
 
@@ -29,7 +35,9 @@ struct SlotPool::Arena : detail::ExtentHome {
     // address: the arena is not 2 MiB aligned itself, so its ends may stay on
     // small pages.
     void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
+    if (p == MAP_FAILED)
+      throw CapacityError(errno, fmt::format("cannot map {} for the memory tier's slots", format_bytes(n)),
+                          {{}, {}, "tier 0 (memory)"});
     base = static_cast<std::byte*>(p);
     ::madvise(p, n, MADV_HUGEPAGE);
     // Touch every page so the first copy into a slot runs at copy speed.
@@ -86,8 +94,23 @@ struct SlotPool::Arena : detail::ExtentHome {
   }
 };
 
+namespace {
+/// The arena's size, checked: a budget beyond the node's memory would be
+/// pre-faulted into the OOM killer, so it is refused with a typed error.
+std::size_t checked_arena_bytes(std::uint64_t capacity) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const std::uint64_t ram = pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) : 0;
+  if (ram && capacity > ram)
+    throw CapacityError(ENOMEM,
+                        fmt::format("the memory tier's capacity {} exceeds this node's memory ({})",
+                                    format_bytes(capacity), format_bytes(ram)),
+                        {{}, {}, "tier 0 (memory)"});
+  return round_up_block(capacity);
+}
+}  // namespace
+
 SlotPool::SlotPool(std::uint64_t capacity_bytes)
-    : capacity_(capacity_bytes), arena_(std::make_shared<Arena>(round_up_block(capacity_bytes))) {}
+    : capacity_(capacity_bytes), arena_(std::make_shared<Arena>(checked_arena_bytes(capacity_bytes))) {}
 
 SlotPool::~SlotPool() = default;
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tiers/directory/io_select.hpp"
+#include "tiers/wrappers/faults.hpp"
 #include "tiers/wrappers/throttle.hpp"
 
 namespace mlbs::tiers {
@@ -44,7 +45,11 @@ std::unique_ptr<Backend> make_backend(int index, const Tier& desc) {
     throw ConfigError(fmt::format("tiers[{}].kind", index),
                       fmt::format("unknown tier kind '{}'", desc.kind));
   std::unique_ptr<Backend> backend = it->second(index, desc);
-  // Cross-cutting features wrap the backend rather than living inside it.
+  // Cross-cutting features wrap the backend rather than living inside it;
+  // faults sit next to the device, the cap outside them.
+  if (!desc.faults.empty())
+    backend = std::make_unique<FaultyBackend>(std::move(backend),
+                                              parse_fault_plan(desc.faults, fmt::format("tiers[{}].faults", index)));
   if (desc.bandwidth_bytes_per_s)
     backend = std::make_unique<ThrottledBackend>(std::move(backend), desc.bandwidth_bytes_per_s);
   return backend;

@@ -248,6 +248,16 @@ TEST(ConfigTierSpec, FormatRejectsCommaInPath) {
   EXPECT_EQ(e.field(), "tiers[1].path");
 }
 
+// A path with white space at either end (TOML allows it) would come back trimmed
+// from a spec, so format refuses it (the round trip fuzz_config_toml checks).
+TEST(ConfigTierSpec, FormatRejectsSurroundingSpaceInPath) {
+  for (const char* path : {" /a", "/a ", "/a\t", "\n/a"}) {
+    const ConfigError e = config_error([&] { (void)mlbs::format_tier_spec({Tier::memory(GiB), Tier::directory(path)}); });
+    EXPECT_EQ(e.field(), "tiers[1].path") << path;
+  }
+  EXPECT_EQ(mlbs::format_tier_spec({Tier::memory(GiB), Tier::directory("/a b")}), "mem:1GiB,dir:/a b");
+}
+
 // "dir+io_uring:" / "dir+pread:" name a tier's I/O backend; format writes it back.
 TEST(ConfigTierSpec, KindMayNameTheIoBackend) {
   const auto tiers = mlbs::parse_tier_spec("mem:1GiB,dir+io_uring:/nvme:8GiB,directory+pread:/a:b,dir+auto:/c");
@@ -432,6 +442,26 @@ TEST_F(ConfigFile, ReadsLayout) {
   EXPECT_NE(std::string(bad.what()).find("expected file-per-record or log"), std::string::npos) << bad.what();
 }
 
+// A [[tier]]'s faults plan is read as text and checked: a bad rule names tiers[i].faults and its line, the memory tier has none.
+TEST(ConfigTomlErrors, FaultPlans) {
+  const Config ok = Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]",
+                                            "kind = \"dir\"", "path = \"/x\"",
+                                            "faults = \"write:ENOSPC@4, read:corrupt*1, any:delay=50ms\""}));
+  EXPECT_EQ(ok.tiers[1].faults, "write:ENOSPC@4, read:corrupt*1, any:delay=50ms");
+  for (const char* bad : {"write", "write:EBADF", "fsync:EIO", "read:short", "write:EIO@x", "write:EIO*0",
+                          "any:delay=5", "write:EIO,,read:EIO", "remove:corrupt"}) {
+    const std::string text = toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]", "kind = \"dir\"",
+                                   "path = \"/x\""}) + "faults = \"" + bad + "\"\n";
+    const ConfigError e = config_error([&] { Config::from_toml(text, "f.toml"); });
+    EXPECT_EQ(e.field(), "tiers[1].faults") << bad;
+    EXPECT_EQ(e.line(), 7u) << bad;
+  }
+  const ConfigError mem = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "faults = \"write:EIO\""}), "f.toml");
+  });
+  EXPECT_EQ(mem.field(), "tiers[0].faults");
+}
+
 // Bad I/O backend values, and io_uring together with the page cache, name field and line.
 TEST(ConfigTomlErrors, BadIoBackendKeys) {
   struct Case {
@@ -521,6 +551,18 @@ TEST(ConfigTomlErrors, SyntaxErrorHasLine) {
   EXPECT_EQ(e.line(), 3u);
 }
 
+// Inputs on which toml++ 3.3.0 compiled from its headers asserts ("[[#") or
+// reaches __builtin_unreachable (U+00A1..U+0499 where whitespace may stand),
+// found by fuzz_config_toml: with the library mlbs links they are syntax
+// errors with a line, not an abort (docs/fuzzing.md).
+TEST(ConfigTomlErrors, InputsThatTripTomlPlusPlusAreSyntaxErrors) {
+  for (const char* line : {"[[#", "[[[1]]]", "[[=", "[[[]]", "[\xc4\x9f", "a = 1 \xc4\x9f", "[a\xc2\xa7]"}) {
+    const ConfigError e = config_error([&] { Config::from_toml(toml({"checksums = true", line}), "a.toml"); });
+    EXPECT_EQ(e.field(), "syntax") << line;
+    EXPECT_EQ(e.line(), 2u) << line;
+  }
+}
+
 // A misspelt top-level key is an error naming the key and its line, not silently ignored.
 TEST(ConfigTomlErrors, UnknownTopLevelKey) {
   const ConfigError e = config_error([] { Config::from_toml(toml({"checksums = true", "helper_thread = 2"}), "a.toml"); });
@@ -567,6 +609,7 @@ TEST(ConfigTomlErrors, BadValuesHaveLine) {
   const std::vector<Case> cases = {
       {toml({"checksums = true", "io_chunk = \"8 MeB\""}), "io_chunk", 2},
       {toml({"io_chunk = -4096"}), "io_chunk", 1},
+      {toml({"", "io_chunk = \"2GiB\""}), "io_chunk", 2},
       {toml({"", "durability = \"forever\""}), "durability", 2},
       {toml({"schedule = \"random\""}), "schedule", 1},
       {toml({"schedule = [", "  3,", "  -1,", "]"}), "schedule[1]", 3},

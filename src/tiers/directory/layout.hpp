@@ -5,6 +5,8 @@
 // every backend.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -105,8 +107,15 @@ struct LogIndexEntry {
   std::uint64_t size = 0;    ///< put: its size in bytes
 };
 
-/// The entries of a log index file up to the first torn or corrupt one
-/// (each carries its own checksum); empty if the file is missing.
+/// Bytes of one entry in a log index file.
+inline constexpr std::size_t kLogIndexEntryBytes = 48;
+
+/// One index entry as the log layout writes it, checksum included (for
+/// tools, tests and fuzzers that build or patch an index).
+std::array<std::byte, kLogIndexEntryBytes> encode_log_index_entry(const LogIndexEntry& e);
+
+/// The valid entries of a log index file: entries that fail their checksum
+/// are skipped, a torn last entry is ignored; empty if the file is missing.
 std::vector<LogIndexEntry> read_log_index(const std::filesystem::path& index_file);
 
 /// Where an object's bytes are, found from its space folder alone.

@@ -46,7 +46,7 @@ struct DiskEntry {
   std::uint64_t id, generation, offset, size;
   std::uint64_t check;  ///< xxHash3 of the 40 bytes before it
 };
-static_assert(sizeof(DiskEntry) == 48);
+static_assert(sizeof(DiskEntry) == kLogIndexEntryBytes);
 constexpr std::uint32_t kMagic = 0x31474c4d;  // "MLG1"
 constexpr std::size_t kChecked = offsetof(DiskEntry, check);
 
@@ -306,6 +306,9 @@ class LogLayout final : public ObjectLayout {
 
   std::shared_ptr<Lane> new_lane(Space& s, OpenMode mode, const ObjectRef& ref) {
     auto lane = std::make_shared<Lane>();
+    // Never the number of a log already here: O_TRUNC would cut it. After an
+    // earlier run's log numbered 2^32-1, next_lane wraps to numbers in use.
+    while (s.lanes.contains(s.next_lane)) ++s.next_lane;
     lane->number = s.next_lane++;
     lane->log_path = s.dir / fmt::format("log-{}.mlbs", lane->number);
     lane->index_path = s.dir / fmt::format("log-{}.idx", lane->number);
@@ -381,6 +384,13 @@ void LogPlacement::commit(bool durable) { layout_.commit(*this, durable); }
 
 std::unique_ptr<ObjectLayout> make_log_layout(const DirectoryBackend& tier) {
   return std::make_unique<LogLayout>(tier);
+}
+
+std::array<std::byte, kLogIndexEntryBytes> encode_log_index_entry(const LogIndexEntry& e) {
+  const DiskEntry d = encode(e);
+  std::array<std::byte, kLogIndexEntryBytes> bytes;
+  std::memcpy(bytes.data(), &d, sizeof d);
+  return bytes;
 }
 
 std::vector<LogIndexEntry> read_log_index(const fs::path& index_file) {
