@@ -51,6 +51,16 @@ mlbs::Config tiers(const TempDir& dir, const std::string& fast, const std::strin
   return cfg;
 }
 
+/// DRAM for 2 records and one file tier with `faults`: no other copy to fall back on.
+mlbs::Config two_tiers(const TempDir& dir, const std::string& faults) {
+  mlbs::Config cfg;
+  mlbs::Tier s = mlbs::Tier::directory(dir / "slow");
+  s.faults = faults;
+  cfg.tiers = {mlbs::Tier::memory(2 * kRecBytes), s};
+  cfg.shutdown_timeout_ms = 20000;
+  return cfg;
+}
+
 // Every write to the fast tier fails with EIO: records go on to the slow tier, all read back exact, the errors are counted.
 TEST(Faults, FailingFastTierSendsRecordsOn) {
   TempDir dir;
@@ -125,11 +135,7 @@ TEST(Faults, FlushRetriesRecordsTheLastTierFailedBefore) {
 // Scratch, two tiers, the only file tier fails: once DRAM is full, write() throws instead of hanging; what was accepted reads back.
 TEST(Faults, FailingLastTierSurfacesFromWrite) {
   TempDir dir;
-  mlbs::Config cfg;
-  mlbs::Tier s = mlbs::Tier::directory(dir / "slow");
-  s.faults = "write:EIO";
-  cfg.tiers = {mlbs::Tier::memory(2 * kRecBytes), s};
-  cfg.shutdown_timeout_ms = 20000;
+  mlbs::Config cfg = two_tiers(dir, "write:EIO");
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
   std::vector<std::uint64_t> accepted;
@@ -154,10 +160,7 @@ TEST(Faults, FailingLastTierSurfacesFromWrite) {
 // A torn write on the only file tier (the record's tail silently lost) is caught on the way back: a typed error, never wrong bytes.
 TEST(Faults, TornWriteIsNeverReturned) {
   TempDir dir;
-  mlbs::Config cfg;
-  mlbs::Tier s = mlbs::Tier::directory(dir / "slow");
-  s.faults = "write:short*1";
-  cfg.tiers = {mlbs::Tier::memory(2 * kRecBytes), s};
+  mlbs::Config cfg = two_tiers(dir, "write:short*1");
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
   write_range(u, 0, 8);
@@ -181,10 +184,7 @@ TEST(Faults, TornWriteIsNeverReturned) {
 // Reads from the slow tier come back corrupted once: with no other copy the read throws CorruptionError naming store, id and tier.
 TEST(Faults, CorruptReadWithoutAnotherCopyIsACorruptionError) {
   TempDir dir;
-  mlbs::Config cfg;
-  mlbs::Tier s = mlbs::Tier::directory(dir / "slow");
-  s.faults = "read:corrupt*1";
-  cfg.tiers = {mlbs::Tier::memory(2 * kRecBytes), s};
+  mlbs::Config cfg = two_tiers(dir, "read:corrupt*1");
   cfg.schedule = mlbs::Schedule::unknown();  // no prefetch: the first read of a record on disk is ours
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
@@ -226,10 +226,7 @@ TEST(Faults, CorruptCopyIsReplacedByAGoodOneFromAnotherTier) {
 // A failure on a helper thread that concerns no waiting call (a file removal) reaches the next API call as a typed error; the process goes on.
 TEST(Faults, HelperFailureReachesTheNextCall) {
   TempDir dir;
-  mlbs::Config cfg;
-  mlbs::Tier s = mlbs::Tier::directory(dir / "slow");
-  s.faults = "remove:EIO*1";
-  cfg.tiers = {mlbs::Tier::memory(2 * kRecBytes), s};
+  mlbs::Config cfg = two_tiers(dir, "remove:EIO*1");
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
   write_range(u, 0, 6);
