@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
 #include "tiers/directory/io_select.hpp"
+#include "tiers/directory/layout.hpp"
 #include "tiers/registry.hpp"
 
 namespace mlbs::engine {
@@ -891,8 +893,37 @@ void Engine::recover(std::uint32_t index) {
     next_gen_ = std::max(next_gen_, e.generation + 1);
     records_.emplace(Key{index, id}, std::move(r));
   }
+  remove_orphans(s, replay);
   s.journal = std::make_shared<catalog::Journal>(journal_path, replay.valid_bytes);
   touch();
+}
+
+void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay) {
+  // A killed run leaves objects the journal does not name: written but never
+  // journaled, or erased but not yet removed. The journal alone says what
+  // exists, and the store is locked (no one else writes here), so they go;
+  // otherwise every crash would leak their space for good.
+  tiers::Backend& pt = *tiers_[last()].backend;
+  std::size_t removed = 0;
+  for (const std::filesystem::path& p : tiers::list_stored_objects(pt.space_path(s.persistent_space))) {
+    unsigned long long id = 0, gen = 0;
+    char tail[8] = {};
+    if (std::sscanf(p.filename().c_str(), "%16llx-%llx%7s", &id, &gen, tail) != 3 || std::string_view(tail) != ".rec")
+      continue;
+    next_gen_ = std::max<std::uint64_t>(next_gen_, gen + 1);
+    const auto live = replay.live.find(id);
+    if (live != replay.live.end() && live->second.generation == gen) continue;
+    try {
+      pt.remove({s.persistent_space, id, gen, s.name});
+      ++removed;
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "mlbs: recovery of store '%s' cannot remove an unjournaled copy: %s\n", s.name.c_str(),
+                   ex.what());
+    }
+  }
+  if (removed)
+    std::fprintf(stderr, "mlbs: recovery of store '%s' removed %zu record copies no journal entry names (left by a crash)\n",
+                 s.name.c_str(), removed);
 }
 
 void Engine::close_store(std::uint32_t index) noexcept {

@@ -176,6 +176,8 @@ class Engine {
   ErrorContext ctx(std::uint32_t store, std::uint64_t id) const;
   std::string space_for(const StoreState& s, int tier) const;
   void recover(std::uint32_t store);
+  /// Removes the persistent space's copies the journal does not name (left by a crash).
+  void remove_orphans(StoreState& s, const catalog::JournalReplay& replay);
   void wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon,
                     std::chrono::steady_clock::time_point deadline);
   std::uint64_t now_ns() const;

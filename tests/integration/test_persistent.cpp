@@ -28,6 +28,7 @@
 #include "support/temp_dir.hpp"
 #include "tiers/directory/directory_backend.hpp"
 #include "tiers/directory/io_select.hpp"
+#include "tiers/registry.hpp"
 #include "tiers/wrappers/wrapped.hpp"
 
 namespace {
@@ -555,6 +556,66 @@ TEST(Persistent, TruncatedRecordFileIsSkippedAndCounted) {
   EXPECT_EQ(u.ids(), rest) << "id " << victim << " was cut short";
   EXPECT_GT(rt.stats().checksum_failures, 0u)
       << "a record that fails its size check is skipped but not counted";
+}
+
+// Copies a killed run left that no journal entry names (never journaled, or a stale generation) are removed at recovery; live records and later generations are untouched.
+TEST(Persistent, RecoveryRemovesCopiesNoJournalEntryNames) {
+  TempDir dir;
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<float> u(rt, "wavefield", kElems);
+    write_range(u, 0, 3);
+    u.flush();
+  }
+  {
+    // What a crash between a copy and its journal entry leaves, in this run's layout.
+    mlbs::Tier desc = mlbs::Tier::directory(dir / "slow");
+    desc.layout = mlbs::tiers::hooks::test_layout().value_or(mlbs::Layout::file_per_record);
+    auto tier = mlbs::tiers::make_backend(kLast, desc);
+    tier->probe();
+    tier->create_space("wavefield");
+    const std::string space = "wavefield", store = "wavefield";
+    std::vector<std::byte> bytes(kRecBytes, std::byte{0x5a});
+    for (const auto& [id, gen] : {std::pair{7ull, 1000ull}, std::pair{0ull, 999ull}}) {
+      auto w = tier->create({space, id, gen, store}, bytes.size());
+      w->write(0, bytes.data(), bytes.size());
+      w->commit(true);
+    }
+  }
+  ASSERT_EQ(mlbs::test::stored_records(store_dir(dir, "wavefield")), 5u);
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<float> u(rt, "wavefield");
+    EXPECT_EQ(u.ids(), iota_ids(0, 3));
+    EXPECT_EQ(mlbs::test::stored_records(store_dir(dir, "wavefield")), 3u) << "orphans left";
+    read_range(u, 0, 3);
+    write_range(u, 3, 1);  // a new generation beyond the orphans' never meets their names
+    u.flush();
+  }
+  mlbs::Runtime rt(persistent(dir));
+  mlbs::Store<float> u(rt, "wavefield");
+  EXPECT_EQ(u.ids(), iota_ids(0, 4));
+  read_range(u, 0, 4);
+  EXPECT_EQ(mlbs::test::stored_records(store_dir(dir, "wavefield")), 4u);
+}
+
+// The scratch cache folder of a runtime that died is removed by the next runtime on that tier; a live runtime's is not.
+TEST(Persistent, ScratchOfADeadRuntimeIsRemovedByTheNext) {
+  TempDir dir;
+  crash_after([&] {
+    auto* rt = new mlbs::Runtime(persistent(dir));  // leaked: a crash runs no destructor
+    auto* u = new mlbs::Store<float>(*rt, "wavefield", kElems);
+    write_range(*u, 0, 10);
+    u->flush();
+  });
+  ASSERT_EQ(entries_ending(dir.path() / "fast", ".scratch").size(), 1u);
+  mlbs::Runtime live(persistent(dir));
+  mlbs::Store<float> other(live, "other", kElems);
+  EXPECT_EQ(entries_ending(dir.path() / "fast", ".scratch").size(), 1u) << "only the live runtime's folder is left";
+  mlbs::Runtime next(persistent(dir));
+  EXPECT_EQ(entries_ending(dir.path() / "fast", ".scratch").size(), 1u) << "a live runtime's folder was removed";
+  mlbs::Store<float> u(next, "wavefield");
+  EXPECT_EQ(u.ids(), iota_ids(0, 10));
 }
 
 // The same persistent store opened by two runtimes at once: StoreBusyError naming the store.

@@ -1,10 +1,12 @@
 #include "tiers/directory/directory_backend.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -119,7 +121,9 @@ DirectoryBackend::DirectoryBackend(int index, const Tier& desc, std::string fall
       layout_(desc.layout.value_or(Layout::file_per_record) == Layout::log ? make_log_layout(*this)
                                                                             : make_file_layout(*this)) {}
 
-DirectoryBackend::~DirectoryBackend() = default;
+DirectoryBackend::~DirectoryBackend() {
+  for (const auto& [space, fd] : owner_locks_) ::close(fd);
+}
 
 fs::path DirectoryBackend::object_path(const ObjectRef& ref) const {
   return root_ / ref.space / object_file_name(ref.id, ref.generation);
@@ -141,6 +145,35 @@ void DirectoryBackend::do_probe() {
     fail(ENOTDIR, fmt::format("{} is not a directory", root_.string()), nullptr);
   if (::access(root_.c_str(), W_OK | X_OK) != 0)
     fail(errno, fmt::format("{} is not writable", root_.string()), nullptr);
+  remove_abandoned_scratch();
+}
+
+namespace {
+bool is_scratch(const std::string& space) {
+  return space.size() > 8 && space.compare(space.size() - 8, 8, ".scratch") == 0;
+}
+constexpr const char* kOwnerLock = ".owner";  // flock()ed by the runtime using the space
+}  // namespace
+
+void DirectoryBackend::remove_abandoned_scratch() noexcept {
+  // A scratch space whose owner lock can be taken belongs to a runtime that
+  // died without cleaning up (SIGKILL, node crash): nobody will read it. The
+  // lock goes with its process, however it ends. Shared tiers are left alone:
+  // flock() need not be coherent across the nodes that share them.
+  if (desc().shared) return;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!is_scratch(name) || !e.is_directory(ec)) continue;
+    const int fd = ::open((e.path() / kOwnerLock).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // no owner lock: not ours to judge
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+      if (!rm) std::fprintf(stderr, "mlbs: %s: removed %s, left by a runtime that died\n", label().c_str(), name.c_str());
+    }
+    ::close(fd);
+  }
 }
 
 void DirectoryBackend::do_create_space(const std::string& space) {
@@ -149,11 +182,28 @@ void DirectoryBackend::do_create_space(const std::string& space) {
   const bool fresh = fs::create_directories(dir, ec);
   if (ec) fail(ec.value(), fmt::format("cannot create {}", dir.string()), nullptr);
   if (fresh) sync_directory(root_);  // the space must survive a crash as its files do
+  if (is_scratch(space)) {
+    const int fd = ::open((dir / kOwnerLock).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      fail(err, fmt::format("cannot lock {}", (dir / kOwnerLock).string()), nullptr);
+    }
+    std::lock_guard lock(owners_mu_);
+    owner_locks_[space] = fd;
+  }
   layout_->open_space(space);
 }
 
 void DirectoryBackend::do_remove_space(const std::string& space) noexcept {
   layout_->close_space(space);
+  {
+    std::lock_guard lock(owners_mu_);
+    if (auto it = owner_locks_.find(space); it != owner_locks_.end()) {
+      ::close(it->second);
+      owner_locks_.erase(it);
+    }
+  }
   std::error_code ec;
   fs::remove_all(root_ / space, ec);
 }

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "tiers/backend.hpp"
 #include "tiers/directory/layout.hpp"
@@ -26,6 +29,9 @@ class DirectoryBackend : public Backend {
   /// for better (shown in TierStats::io_fallback); empty if not.
   DirectoryBackend(int index, const Tier& desc, std::string fallback = {});
   ~DirectoryBackend() override;
+  /// Removes the scratch spaces under this tier whose runtime died (their
+  /// owner lock is free); not on shared tiers. Called once at start-up.
+  void remove_abandoned_scratch() noexcept;
   /// The file of an object in the file-per-record layout.
   std::filesystem::path object_path(const ObjectRef& ref) const;
 
@@ -50,6 +56,8 @@ class DirectoryBackend : public Backend {
  private:
   std::filesystem::path root_;
   std::unique_ptr<ObjectLayout> layout_;
+  std::mutex owners_mu_;
+  std::map<std::string, int> owner_locks_;  ///< scratch space -> its flock()ed owner lock
 };
 
 /// fsync of a folder, so entries created in it survive a crash; 0 or errno.
