@@ -36,6 +36,14 @@ void write_range(mlbs::Store<float>& u, std::uint64_t first, std::uint64_t n) {
   return ::testing::AssertionSuccess();
 }
 
+/// Reads ids [0, n) back newest first (the LIFO schedule) and checks every element.
+void read_back(mlbs::Store<float>& u, std::uint64_t n) {
+  for (std::uint64_t id = n; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(exact(u, id));
+  }
+}
+
 /// DRAM for 2 records, a fast tier for 4, an unlimited slow tier; faults on
 /// the fast (`fast`) and slow (`slow`) tiers.
 mlbs::Config tiers(const TempDir& dir, const std::string& fast, const std::string& slow,
@@ -72,10 +80,7 @@ TEST(Faults, FailingFastTierSendsRecordsOn) {
   EXPECT_GT(st.tiers[1].errors, 0u) << "no write reached the failing tier";
   EXPECT_EQ(st.tiers[1].records, 0u);
   EXPECT_GE(st.tiers[2].records, 10u) << "records did not go on to the slow tier";
-  for (std::uint64_t id = 12; id-- > 0;) {
-    u.read(id);
-    EXPECT_TRUE(exact(u, id));
-  }
+  read_back(u, 12);
 }
 
 // The fast tier reports ENOSPC after two records: it is treated as full, the rest go to the slow tier.
@@ -89,10 +94,7 @@ TEST(Faults, FullFastTierSendsRecordsOn) {
   EXPECT_GT(st.tiers[1].errors, 0u);
   EXPECT_LE(st.tiers[1].records, 2u);
   EXPECT_GE(st.tiers[2].records, 8u);
-  for (std::uint64_t id = 12; id-- > 0;) {
-    u.read(id);
-    EXPECT_TRUE(exact(u, id));
-  }
+  read_back(u, 12);
 }
 
 // Persistent mode, the last tier fails every write: flush() throws a typed error naming the tier; records held above stay readable.
@@ -213,10 +215,7 @@ TEST(Faults, CorruptCopyIsReplacedByAGoodOneFromAnotherTier) {
   mlbs::Store<float> u(rt, "u", kElems);
   write_range(u, 0, 10);
   u.flush();
-  for (std::uint64_t id = 10; id-- > 0;) {
-    u.read(id);
-    EXPECT_TRUE(exact(u, id));
-  }
+  read_back(u, 10);
   const mlbs::Stats st = rt.stats();
   if (st.tiers[1].bytes_out == 0 && st.tiers[1].errors == 0) GTEST_SKIP() << "no record was read from the fast tier";
   EXPECT_GE(st.checksum_failures, 1u);
