@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <atomic>
+#include <filesystem>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -21,6 +21,7 @@
 #include "engine/placement.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
+#include "tiers/directory/directory_backend.hpp"
 #include "tiers/directory/io_select.hpp"
 #include "tiers/directory/layout.hpp"
 #include "tiers/registry.hpp"
@@ -906,10 +907,9 @@ void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay)
   tiers::Backend& pt = *tiers_[last()].backend;
   std::size_t removed = 0;
   for (const std::filesystem::path& p : tiers::list_stored_objects(pt.space_path(s.persistent_space))) {
-    unsigned long long id = 0, gen = 0;
-    char tail[8] = {};
-    if (std::sscanf(p.filename().c_str(), "%16llx-%llx%7s", &id, &gen, tail) != 3 || std::string_view(tail) != ".rec")
-      continue;
+    const auto name = tiers::parse_object_file_name(p.filename().string());
+    if (!name) continue;
+    const auto [id, gen] = *name;
     next_gen_ = std::max<std::uint64_t>(next_gen_, gen + 1);
     const auto live = replay.live.find(id);
     if (live != replay.live.end() && live->second.generation == gen) continue;

@@ -17,6 +17,7 @@
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
 #include "support/temp_dir.hpp"
+#include "tiers/directory/directory_backend.hpp"
 #include "tiers/registry.hpp"
 
 namespace {
@@ -276,4 +277,18 @@ TEST(DirectoryBackend, UnknownKindIsConfigError) {
   EXPECT_NE(std::find(kinds.begin(), kinds.end(), "directory"), kinds.end());
 }
 
+}  // namespace
+
+namespace {
+// parse_object_file_name inverts object_file_name and refuses every other name.
+TEST(DirectoryBackend, ObjectFileNamesParseBack) {
+  for (const auto& [id, gen] : {std::pair<std::uint64_t, std::uint64_t>{0, 1}, {42, 11}, {~0ull, ~0ull}}) {
+    const auto parsed = mlbs::tiers::parse_object_file_name(mlbs::tiers::object_file_name(id, gen));
+    ASSERT_TRUE(parsed) << id << "-" << gen;
+    EXPECT_EQ(*parsed, std::pair(id, gen));
+  }
+  for (const char* other : {"journal.mlbs", "LOCK", "log-0.idx", "2a-b.rec", "000000000000002a-.rec",
+                            "000000000000002a-b.recx", "000000000000002a-xyz.rec", "000000000000002a-b"})
+    EXPECT_FALSE(mlbs::tiers::parse_object_file_name(other)) << other;
+}
 }  // namespace

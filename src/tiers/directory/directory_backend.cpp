@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <system_error>
 
@@ -16,6 +17,20 @@ namespace fs = std::filesystem;
 
 std::string object_file_name(std::uint64_t id, std::uint64_t generation) {
   return fmt::format("{:016x}-{:x}.rec", id, generation);
+}
+
+std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_object_file_name(std::string_view name) {
+  constexpr std::string_view ext = ".rec";
+  const auto dash = name.find('-');
+  if (dash != 16 || name.size() <= dash + 1 + ext.size() || name.substr(name.size() - ext.size()) != ext)
+    return std::nullopt;
+  std::uint64_t id = 0, generation = 0;
+  const char* first = name.data();
+  const char* gen_end = name.data() + name.size() - ext.size();
+  auto [id_end, id_ec] = std::from_chars(first, first + dash, id, 16);
+  auto [g_end, g_ec] = std::from_chars(first + dash + 1, gen_end, generation, 16);
+  if (id_ec != std::errc() || id_end != first + dash || g_ec != std::errc() || g_end != gen_end) return std::nullopt;
+  return std::pair{id, generation};
 }
 
 int sync_directory(const fs::path& dir) noexcept {

@@ -6,7 +6,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "tiers/backend.hpp"
 #include "tiers/directory/layout.hpp"
@@ -65,5 +68,7 @@ int sync_directory(const std::filesystem::path& dir) noexcept;
 
 /// "<id>-<generation>.rec" in lower-case hex.
 std::string object_file_name(std::uint64_t id, std::uint64_t generation);
+/// The inverse: (id, generation) of such a name; nullopt for any other name.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_object_file_name(std::string_view name);
 
 }  // namespace mlbs::tiers
