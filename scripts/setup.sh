@@ -20,6 +20,7 @@ packages=(
   libxxhash-dev          # xxHash3 record checksums
   libfmt-dev             # message formatting (g++ 12 has no std::format)
   liburing-dev           # io_uring + O_DIRECT backend of directory tiers (optional at build time)
+  libopenmpi-dev openmpi-bin  # MPI: store collectives, node-shared quotas, the mpiio tier, the mpi tests (optional at build time)
   libgtest-dev libgmock-dev  # unit and integration tests
   libcli11-dev           # mlbs-bench's command line
   nlohmann-json3-dev     # mlbs-bench's JSON results, trace tests

@@ -72,5 +72,8 @@ class CorruptionError : public Error { public: using Error::Error; };
 class StoreBusyError : public Error { public: using Error::Error; };
 /// The runtime is stopped or its helper engine failed. ESHUTDOWN.
 class ShutdownError : public Error { public: using Error::Error; };
+/// An MPI call failed, or MPI is not in the state a call needs (not
+/// initialized, too low a thread level); the message names the MPI call.
+class MpiError : public Error { public: using Error::Error; };
 
 }  // namespace mlbs

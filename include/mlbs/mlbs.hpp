@@ -3,6 +3,7 @@
 
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
+#include "mlbs/features.hpp"
 #include "mlbs/runtime.hpp"
 #include "mlbs/stats.hpp"
 #include "mlbs/store.hpp"

@@ -4,7 +4,12 @@
 #include <memory>
 
 #include "mlbs/config.hpp"
+#include "mlbs/features.hpp"
 #include "mlbs/stats.hpp"
+
+#if MLBS_HAVE_MPI
+#include <mpi.h>
+#endif
 
 namespace mlbs {
 namespace engine { class Engine; }
@@ -13,9 +18,23 @@ namespace detail { class StoreCore; }
 /// Starts the helper engine on construction; on destruction drains what the
 /// durability mode owes (persistent: everything reaches the last tier, bounded
 /// by Config::shutdown_timeout_ms) and stops the helpers. Never hangs.
+///
+/// Under MPI (docs/mpi.md) a runtime belongs to the ranks of a communicator:
+/// construction and destruction are collective over it, on-tier names carry
+/// the rank, shared tiers are one budget per node, and an mpiio tier keeps
+/// every rank's records in one shared file. Destroy it before MPI_Finalize.
 class Runtime {
  public:
+  /// Built with MPI and called between MPI_Init and MPI_Finalize: the ranks
+  /// of MPI_COMM_WORLD (collective over it). Otherwise this process alone.
   explicit Runtime(Config cfg = Config{});
+#if MLBS_HAVE_MPI
+  /// The ranks of `comm` (collective over it; mlbs works on a duplicate).
+  Runtime(Config cfg, MPI_Comm comm);
+  /// The communicator given (or MPI_COMM_WORLD); MPI_COMM_NULL when this
+  /// runtime runs without MPI.
+  MPI_Comm comm() const;
+#endif
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -23,6 +42,9 @@ class Runtime {
   /// A snapshot of the catalog's counters, per tier.
   Stats stats() const;
   const Config& config() const;
+  /// This process's rank and the number of ranks (0 and 1 without MPI).
+  int rank() const;
+  int ranks() const;
 
  private:
   friend class detail::StoreCore;

@@ -16,6 +16,10 @@
 #include "mlbs/errors.hpp"
 #include "mlbs/runtime.hpp"
 
+#if MLBS_HAVE_MPI
+#include "mlbs/detail/mpi.hpp"
+#endif
+
 namespace mlbs {
 
 template <class T>
@@ -38,11 +42,18 @@ class Store {
   Store(Runtime& rt, std::string name, size_type n = 0) : core_(rt, std::move(name)) { resize(n); }
   /// A moved-from store is empty and can only be destroyed or assigned to.
   Store(Store&& o) noexcept
-      : core_(std::move(o.core_)), buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)) {}
+      : core_(std::move(o.core_)), buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)) {
+#if MLBS_HAVE_MPI
+    comm_ = o.comm_;
+#endif
+  }
   Store& operator=(Store&& o) noexcept {
     core_ = std::move(o.core_);
     buf_ = std::move(o.buf_);
     size_ = std::exchange(o.size_, 0);
+#if MLBS_HAVE_MPI
+    comm_ = o.comm_;
+#endif
     return *this;
   }
 
@@ -104,6 +115,23 @@ class Store {
   RecordInfo info(std::uint64_t id) const { return core_.info(id); }
   const std::string& name() const noexcept { return core_.name(); }
 
+#if MLBS_HAVE_MPI
+  // --- collectives on the working buffer (docs/mpi.md) ----------------------
+  /// The communicator reduce() and all_reduce() run over. Default: the
+  /// runtime's (MPI_COMM_WORLD unless the Runtime was given one). The caller
+  /// keeps `comm` alive while the store uses it; MPI_COMM_NULL restores the
+  /// default. Records stay this rank's own whatever the communicator.
+  void set_comm(MPI_Comm comm) noexcept { comm_ = comm; }
+  MPI_Comm comm() const { return comm_ != MPI_COMM_NULL ? comm_ : core_.runtime_comm(); }
+  /// Element-wise reduction of the working buffers of comm()'s ranks into
+  /// root's buffer (e.g. MPI_SUM of every rank's partial image); the other
+  /// ranks' buffers are unchanged. Collective; every rank's size() must be
+  /// equal (InvalidArgumentError on all ranks otherwise). T: arithmetic or std::complex.
+  void reduce(MPI_Op op, int root) { reduce_in_place(op, root, false); }
+  /// The same, with the result in every rank's working buffer.
+  void all_reduce(MPI_Op op) { reduce_in_place(op, 0, true); }
+#endif
+
  private:
   void check_index(size_type i) const {
     if (i >= size_)
@@ -119,9 +147,18 @@ class Store {
     buf_.swap(fresh);
   }
 
+#if MLBS_HAVE_MPI
+  void reduce_in_place(MPI_Op op, int root, bool all) {
+    detail::reduce_elements(buf_.data(), size_, sizeof(T), detail::mpi_datatype<T>(), op, root, all, comm(), name());
+  }
+#endif
+
   detail::StoreCore core_;
   detail::Block buf_;
   size_type size_ = 0;
+#if MLBS_HAVE_MPI
+  MPI_Comm comm_ = MPI_COMM_NULL;
+#endif
 };
 
 }  // namespace mlbs

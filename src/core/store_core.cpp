@@ -4,6 +4,10 @@
 #include "mlbs/errors.hpp"
 #include "mlbs/runtime.hpp"
 
+#if MLBS_HAVE_MPI
+#include "mpi/group.hpp"
+#endif
+
 namespace mlbs::detail {
 
 StoreCore::StoreCore(Runtime& rt, std::string name)
@@ -44,5 +48,12 @@ void StoreCore::erase(std::uint64_t id) { live(engine_, name_).erase(handle_, id
 std::vector<std::uint64_t> StoreCore::ids() const { return live(engine_, name_).ids(handle_); }
 void StoreCore::flush() { live(engine_, name_).flush(handle_); }
 RecordInfo StoreCore::info(std::uint64_t id) const { return live(engine_, name_).info(handle_, id); }
+
+#if MLBS_HAVE_MPI
+MPI_Comm StoreCore::runtime_comm() const {
+  const auto* g = dynamic_cast<const mpi::MpiGroup*>(live(engine_, name_).group());
+  return g ? g->user_comm() : MPI_COMM_NULL;
+}
+#endif
 
 }  // namespace mlbs::detail

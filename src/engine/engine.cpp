@@ -69,8 +69,8 @@ std::atomic<std::uint64_t> g_runtime_serial{0};
 // construction and shutdown
 // ============================================================================
 
-Engine::Engine(Config cfg)
-    : cfg_(std::move(cfg)), pool_(validated(cfg_).tiers[0].capacity_bytes) {
+Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
+    : cfg_(std::move(cfg)), group_(std::move(group)), pool_(validated(cfg_).tiers[0].capacity_bytes) {
   tiers_.resize(cfg_.tiers.size());
   for (std::size_t t = 0; t < cfg_.tiers.size(); ++t) {
     TierState& ts = tiers_[t];
@@ -83,8 +83,12 @@ Engine::Engine(Config cfg)
     Tier desc = cfg_.tiers[t];
     desc.page_cache = desc.page_cache || cfg_.page_cache;
     if (!desc.layout) desc.layout = tiers::hooks::test_layout().value_or(cfg_.layout);
-    ts.backend = tiers::make_backend(static_cast<int>(t), desc);
+    ts.backend = tiers::make_backend(static_cast<int>(t), desc, group_.get());
     ts.backend->probe();
+    // A shared tier above the last one (a node's burst buffer) is one budget
+    // for the node's ranks; the last tier's capacity stays per rank.
+    if (group_ && desc.shared && desc.capacity_bytes && static_cast<int>(t) < last())
+      ts.quota = group_->share(static_cast<int>(t), desc.capacity_bytes);
     auto io = ts.backend->io_path();  // settled by probe(): io_uring or pread, and why
     ts.stats.io_backend = std::move(io.backend);
     ts.stats.io_fallback = std::move(io.fallback);
@@ -156,6 +160,13 @@ void Engine::shutdown() noexcept {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "mlbs: %s\n", e.what());
     }
+  }
+  // What the ranks hold together (node budgets, shared files) is released
+  // now, while every rank is in its Runtime's destructor: stores that outlive
+  // the runtime must not make a collective call later, alone.
+  for (TierState& ts : tiers_) {
+    ts.quota.reset();
+    if (ts.backend) ts.backend->shutdown();
   }
   state_cv_.notify_all();
 }
@@ -281,9 +292,42 @@ std::uint64_t Engine::tier_free(int t) const {
   const TierState& ts = tiers_[t];
   if (t == 0) return pool_.free_bytes();
   if (ts.full_latched) return 0;
+  if (ts.quota) {
+    const std::uint64_t limit = ts.quota->limit();
+    return std::min(limit > ts.used ? limit - ts.used : 0, ts.quota->node_free());
+  }
   const std::uint64_t cap = cfg_.tiers[t].capacity_bytes;
   if (cap == 0) return std::numeric_limits<std::uint64_t>::max();
   return cap > ts.used ? cap - ts.used : 0;
+}
+
+bool Engine::take(int t, std::uint64_t bytes) {
+  TierState& ts = tiers_[t];
+  if (ts.quota && !ts.quota->acquire(bytes)) {
+    // Another rank took the room placement counted on: plan again with what
+    // is free now (the record goes elsewhere) rather than wait for an event
+    // of this rank's that may never come.
+    ranking_dirty_ = true;
+    ++version_;
+    return false;
+  }
+  ts.used += bytes;
+  if (ts.quota) ts.node_free_seen -= std::min(bytes, ts.node_free_seen);  // our own take is no news
+  note_peak(t);
+  return true;
+}
+
+void Engine::give(int t, std::uint64_t bytes) {
+  TierState& ts = tiers_[t];
+  ts.used -= bytes;
+  if (ts.quota) ts.quota->release(bytes);
+}
+
+bool Engine::shared_quota_moved() const {
+  for (const TierState& ts : tiers_)
+    if (ts.quota && (ts.quota->version() != ts.quota_version || ts.quota->node_free() < ts.node_free_seen))
+      return true;
+  return false;
 }
 
 // ============================================================================
@@ -343,11 +387,33 @@ void Engine::refresh_placement() {
     if (!persistent() && d.capacity_bytes && d.high_water < 1.0)
       caps[t] = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(d.capacity_bytes * d.high_water));
     if (tiers_[t].full_latched) caps[t] = std::max<std::uint64_t>(1, tiers_[t].used);
+    if (TierState& ts = tiers_[t]; ts.quota) {
+      // This rank's fair share of the node's budget, and no more than the
+      // node has left: what other ranks hold is not ours to place into.
+      ts.quota_version = ts.quota->version();
+      ts.node_free_seen = ts.quota->node_free();
+      caps[t] = std::max<std::uint64_t>(1, std::min(ts.quota->limit(), ts.used + ts.node_free_seen));
+    }
   }
   Placement p = place(items, mem_target, caps);
   for (std::size_t i = 0; i < ranked_.size(); ++i) {
     ranked_[i]->want_mem = p.in_memory[i];
     ranked_[i]->dir_target = p.dir_tier[i];
+  }
+  // Shared tiers: publish what this rank would keep there if it had the room
+  // (everything placement sends below DRAM to that tier or further down), so
+  // the node's ranks divide the budget by what each needs.
+  for (int t = 1; t < last(); ++t) {
+    TierState& ts = tiers_[t];
+    if (!ts.quota) continue;
+    std::uint64_t demand = 0;
+    for (const Record* r : ranked_)
+      if (!r->want_mem && (r->dir_target >= t || r->dir_target < 0)) demand += r->size;
+    if (demand != ts.demand) {
+      ts.demand = demand;
+      ts.quota->publish_demand(demand);
+      ts.quota_version = ts.quota->version();
+    }
   }
 
   // Water-mark hysteresis: dirty bytes are those with no copy below (scratch)
@@ -402,7 +468,7 @@ void Engine::drop_copy(Record& r, int t) {
   if (t == 0) {
     pool_.release(std::move(r.slot));
   } else {
-    tiers_[t].used -= r.size;
+    give(t, r.size);
     Op rm;
     rm.kind = Op::Kind::remove;
     rm.tier = t;
@@ -504,6 +570,7 @@ std::optional<Engine::Op> Engine::plan() {
     removing_.insert({op.tier, op.space, op.id, op.gen});
     return op;
   }
+  if (shared_quota_moved()) ranking_dirty_ = true;
   refresh_placement();
   const bool prefetching = cfg_.schedule.kind != Schedule::Kind::unknown;
   auto copy_op = [&](Record& r, int src, int dst) {
@@ -528,9 +595,8 @@ std::optional<Engine::Op> Engine::plan() {
       if (!block) return std::optional<Op>{};
       op.block = std::move(*block);
       note_peak(0);
-    } else {
-      tiers_[dst].used += r.size;
-      note_peak(dst);
+    } else if (!take(dst, r.size)) {
+      return std::optional<Op>{};
     }
     r.busy = true;
     return std::optional<Op>{std::move(op)};
@@ -738,7 +804,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     if (op.dst == 0)
       pool_.release(std::move(op.block));
     else
-      tiers_[op.dst].used -= r.size;
+      give(op.dst, r.size);
     int code = 0;
     bool source_failed = false;  // the copy we read from is bad, not the tier we wrote to
     try {
@@ -818,8 +884,11 @@ std::uint32_t Engine::open_store(const std::string& name) {
                            {name, {}, {}});
   StoreState s;
   s.name = name;
-  s.space = fmt::format("{}.{}-{}.scratch", name, ::getpid(), g_runtime_serial.fetch_add(1));
-  s.persistent_space = name;
+  // Under MPI every rank's records are its own, even when all ranks share
+  // the tier paths and the store name: the rank is part of every space name.
+  const std::string rank = group_ ? fmt::format(".rank-{}", group_->rank()) : std::string();
+  s.space = fmt::format("{}{}.{}-{}.scratch", name, rank, ::getpid(), g_runtime_serial.fetch_add(1));
+  s.persistent_space = name + rank;
   const std::uint32_t index = static_cast<std::uint32_t>(stores_.size());
   for (int t = 1; t <= last(); ++t) tiers_[t].backend->create_space(space_for(s, t));
   stores_.push_back(std::move(s));
@@ -848,6 +917,7 @@ void Engine::recover(std::uint32_t index) {
   if (::flock(s.lock_fd, LOCK_EX | LOCK_NB) != 0)
     throw StoreBusyError(EBUSY, "the persistent store is open in another runtime or process",
                          {s.name, {}, pt.label()});
+  check_rank_count(s);
   const std::string journal_path = dir + "/journal.mlbs";
   catalog::JournalReplay replay = catalog::replay_journal(journal_path);
   // Generations name files: never hand out one the journal has seen.
@@ -897,6 +967,37 @@ void Engine::recover(std::uint32_t index) {
   remove_orphans(s, replay);
   s.journal = std::make_shared<catalog::Journal>(journal_path, replay.valid_bytes);
   touch();
+}
+
+void Engine::check_rank_count(const StoreState& s) const {
+  if (!group_) return;
+  // A persistent store written by N ranks is N rank spaces: a run with another
+  // count would silently see a part of it. Rank 0 records the count beside them.
+  tiers::Backend& pt = *tiers_[last()].backend;
+  const std::filesystem::path marker =
+      std::filesystem::path(pt.space_path(s.persistent_space)).parent_path() / (s.name + ".ranks");
+  if (std::FILE* f = std::fopen(marker.c_str(), "r")) {
+    int written = 0;
+    const bool ok = std::fscanf(f, "%d", &written) == 1;
+    std::fclose(f);
+    if (ok && written != group_->size())
+      throw InvalidArgumentError(EINVAL,
+                                 fmt::format("the persistent store was written by {} MPI ranks and this run has {}: "
+                                             "recover it with {} ranks ({})",
+                                             written, group_->size(), written, marker.string()),
+                                 {s.name, {}, pt.label()});
+    if (ok) return;
+  }
+  if (group_->rank() != 0) return;
+  const std::filesystem::path tmp = marker.string() + ".tmp";
+  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+    std::fprintf(f, "%d\n", group_->size());
+    const bool written = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+    std::fclose(f);
+    if (written) std::filesystem::rename(tmp, marker);
+  } else {
+    pt.fail(errno, fmt::format("cannot write {}", tmp.string()), nullptr);
+  }
 }
 
 void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "catalog/journal.hpp"
+#include "core/group.hpp"
 #include "engine/slot_pool.hpp"
 #include "mlbs/config.hpp"
 #include "mlbs/detail/block.hpp"
@@ -71,7 +72,10 @@ struct StoreState {
 
 class Engine {
  public:
-  explicit Engine(Config cfg);
+  /// `group`: the MPI ranks this runtime runs with (null: this process alone).
+  /// Names on the tiers carry the rank; tiers marked `shared` (above the last)
+  /// share their capacity with the node's other ranks.
+  explicit Engine(Config cfg, std::shared_ptr<core::Group> group = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -90,6 +94,7 @@ class Engine {
   RecordInfo info(std::uint32_t store, std::uint64_t id);
   Stats stats();
   const Config& config() const noexcept { return cfg_; }
+  const core::Group* group() const noexcept { return group_.get(); }
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -128,6 +133,11 @@ class Engine {
     unsigned active = 0;                      ///< transfers in flight on this tier
     std::chrono::steady_clock::time_point active_since;  ///< when `active` last left 0
     TierStats stats;
+    /// Shared tiers under MPI: the node-wide budget this rank takes from.
+    std::unique_ptr<core::SharedQuota> quota;
+    std::uint64_t quota_version = 0;  ///< quota->version() at the last placement
+    std::uint64_t node_free_seen = 0; ///< quota->node_free() at the last placement
+    std::uint64_t demand = 0;         ///< bytes placement would put here, last published
   };
 
   // --- helpers (engine.cpp) ---
@@ -156,6 +166,13 @@ class Engine {
   bool ensure_mem_room(std::size_t bytes, const Record* except);
   bool ensure_tier_room(int tier, std::uint64_t bytes, const Record* except);
   std::uint64_t tier_free(int tier) const;
+  /// Accounts `bytes` more (take) or fewer (give) on file tier t; take fails
+  /// only when a node-shared budget has no room left (another rank took it).
+  bool take(int tier, std::uint64_t bytes);
+  void give(int tier, std::uint64_t bytes);
+  /// Another rank of the node changed what it asks of a shared tier, or took
+  /// room placement counted on: placement must be redone.
+  bool shared_quota_moved() const;
   void note_peak(int tier);
   /// Busy time is the union of the intervals with a transfer in flight, not
   /// the sum of transfer times: concurrent helpers must not count twice.
@@ -176,6 +193,8 @@ class Engine {
   ErrorContext ctx(std::uint32_t store, std::uint64_t id) const;
   std::string space_for(const StoreState& s, int tier) const;
   void recover(std::uint32_t store);
+  /// MPI: a persistent store recovers only with the number of ranks that wrote it.
+  void check_rank_count(const StoreState& s) const;
   /// Removes the persistent space's copies the journal does not name (left by a crash).
   void remove_orphans(StoreState& s, const catalog::JournalReplay& replay);
   void wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon,
@@ -185,6 +204,7 @@ class Engine {
   int last() const noexcept { return static_cast<int>(tiers_.size()) - 1; }
 
   Config cfg_;
+  std::shared_ptr<core::Group> group_;
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> schedule_pos_;  ///< explicit order
 

@@ -77,6 +77,10 @@ class Backend {
   };
   IoPath io_path() const { return do_io_path(); }
 
+  /// The runtime is stopping and no transfer is left: release what the tier
+  /// shares with other ranks (collective for mpiio). Later calls may fail.
+  void shutdown() noexcept { do_shutdown(); }
+
   /// Throws the mlbs error type that matches `err` (ENOSPC -> DeviceFullError, ...).
   [[noreturn]] void fail(int err, const std::string& what, const ObjectRef* ref) const;
 
@@ -89,6 +93,7 @@ class Backend {
   virtual void do_remove(const ObjectRef& ref) = 0;
   virtual std::string do_space_path(const std::string& space) const = 0;
   virtual IoPath do_io_path() const { return {}; }
+  virtual void do_shutdown() noexcept {}
 
   int index_;
   Tier desc_;

@@ -18,7 +18,9 @@ struct Registry {
   Registry() {
     // Built-in kinds; optional ones (mpiio, cuda) register when compiled in.
     // "directory" is io_uring + O_DIRECT or pread, as desc.io_backend says.
-    factories["directory"] = make_directory_backend;
+    factories["directory"] = [](int index, const Tier& desc, const core::Group*) {
+      return make_directory_backend(index, desc);
+    };
   }
 };
 
@@ -37,14 +39,14 @@ Factory register_backend(const std::string& kind, Factory factory) {
   return previous;
 }
 
-std::unique_ptr<Backend> make_backend(int index, const Tier& desc) {
+std::unique_ptr<Backend> make_backend(int index, const Tier& desc, const core::Group* group) {
   auto& r = registry();
   std::lock_guard lock(r.mu);
   auto it = r.factories.find(desc.kind);
   if (it == r.factories.end())
     throw ConfigError(fmt::format("tiers[{}].kind", index),
                       fmt::format("unknown tier kind '{}'", desc.kind));
-  std::unique_ptr<Backend> backend = it->second(index, desc);
+  std::unique_ptr<Backend> backend = it->second(index, desc, group);
   // Cross-cutting features wrap the backend rather than living inside it;
   // faults sit next to the device, the cap outside them.
   if (!desc.faults.empty())

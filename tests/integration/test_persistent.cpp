@@ -240,7 +240,7 @@ struct OpenGateOnExit {
 /// While alive, "directory" tiers go through GatedBackend (construct it before
 /// the Runtime; the gate is inert until armed).
 struct GatedDirectories {
-  mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc) {
+  mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc, const mlbs::core::Group*) {
     return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedBackend>(index, desc));
   }};
   ~GatedDirectories() { gate().release(); }  // before the built-in factory comes back

@@ -652,7 +652,7 @@ class GatedDirectoryBackend final : public mlbs::tiers::WrappedBackend {
 /// While alive, "directory" tiers go through GatedDirectoryBackend (construct
 /// it before the Runtime); the gate is inert until armed.
 struct GatedDirectories {
-  mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc) {
+  mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc, const mlbs::core::Group*) {
     return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedDirectoryBackend>(index, desc));
   }};
   ~GatedDirectories() { tier_gate().release(); }  // before the built-in factory comes back

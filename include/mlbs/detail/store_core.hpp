@@ -7,7 +7,12 @@
 #include <vector>
 
 #include "mlbs/detail/block.hpp"
+#include "mlbs/features.hpp"
 #include "mlbs/stats.hpp"
+
+#if MLBS_HAVE_MPI
+#include <mpi.h>
+#endif
 
 namespace mlbs {
 class Runtime;
@@ -35,6 +40,10 @@ class StoreCore {
   void flush();
   RecordInfo info(std::uint64_t id) const;
   const std::string& name() const noexcept { return name_; }
+#if MLBS_HAVE_MPI
+  /// The communicator of the runtime the store belongs to (MPI_COMM_NULL: none).
+  MPI_Comm runtime_comm() const;
+#endif
 
  private:
   std::shared_ptr<engine::Engine> engine_;

@@ -29,6 +29,7 @@ class WrappedBackend : public Backend {
     return inner_->space_path(space);
   }
   IoPath do_io_path() const override { return inner_->io_path(); }
+  void do_shutdown() noexcept override { inner_->shutdown(); }
 
  private:
   std::unique_ptr<Backend> inner_;

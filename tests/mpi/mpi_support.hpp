@@ -1,0 +1,79 @@
+// Test helpers for the suites that run under mpiexec (tests/mpi/).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace mlbs::test {
+
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+inline int world_size() {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+/// A fresh folder per test that every rank shares (rank 0 names and creates
+/// it, everyone learns the name), removed after by rank 0 once all are done.
+class SharedTempDir {
+ public:
+  SharedTempDir() {
+    std::string path;
+    if (world_rank() == 0) {
+      const char* base = std::getenv("MLBS_TEST_TMP");
+      const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+      std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "mlbs";
+      for (char& c : name)
+        if (c == '/') c = '_';
+      path = (std::filesystem::path(base ? base : "/tmp") /
+              (name + ".np" + std::to_string(world_size()) + "." + std::to_string(::getpid())))
+                 .string();
+      std::filesystem::remove_all(path);
+      std::filesystem::create_directories(path);
+    }
+    int len = static_cast<int>(path.size());
+    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    path.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(path.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    path_ = path;
+  }
+  ~SharedTempDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+      std::error_code ec;
+      std::filesystem::remove_all(path_, ec);
+    }
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(const std::string& sub) const { return (path_ / sub).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// True on every rank iff `ok` is true on every rank: a test asserts this so
+/// that one rank's failure fails the test on all of them.
+inline bool all_ranks(bool ok) {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+/// A value no two (rank, id, element) share, exact in float below 2^24.
+inline float value(int rank, std::uint64_t id, std::size_t i) {
+  return static_cast<float>((static_cast<std::uint64_t>(rank) * 64 + id) * 1024 + i % 1024);
+}
+
+}  // namespace mlbs::test
