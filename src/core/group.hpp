@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,10 @@ class SharedQuota {
   virtual std::uint64_t version() const = 0;
   /// Processes sharing the budget.
   virtual int processes() const = 0;
+  /// Calls `on_change` (from a thread of the quota's own) whenever another
+  /// process's demand changes, so an idle engine gives lent bytes back
+  /// without waiting for an event of its own. Stops when the quota is destroyed.
+  virtual void watch(std::function<void()> on_change) = 0;
 };
 
 class Group {

@@ -120,6 +120,14 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     }
   }
   counters_.helper_cores = cores;
+  // Node-shared tiers: another rank's new demand changes this rank's share;
+  // replan then, even if this rank is idle (it may hold bytes it must lend back).
+  for (TierState& ts : tiers_)
+    if (ts.quota)
+      ts.quota->watch([this] {
+        Lock lock(mu_);
+        if (!stopping_) touch();
+      });
 }
 
 Engine::~Engine() { shutdown(); }
@@ -163,12 +171,15 @@ void Engine::shutdown() noexcept {
   }
   // What the ranks hold together (node budgets, shared files) is released
   // now, while every rank is in its Runtime's destructor: stores that outlive
-  // the runtime must not make a collective call later, alone.
-  for (TierState& ts : tiers_) {
-    ts.quota.reset();
-    if (ts.backend) ts.backend->shutdown();
-  }
+  // the runtime must not make a collective call later, alone. Unlocked: a
+  // quota's watcher takes the lock, and its destructor joins the watcher.
+  std::vector<std::unique_ptr<core::SharedQuota>> quotas;
+  for (TierState& ts : tiers_) quotas.push_back(std::move(ts.quota));
   state_cv_.notify_all();
+  lock.unlock();
+  quotas.clear();
+  for (TierState& ts : tiers_)
+    if (ts.backend) ts.backend->shutdown();
 }
 
 // ============================================================================
@@ -320,12 +331,15 @@ bool Engine::take(int t, std::uint64_t bytes) {
 void Engine::give(int t, std::uint64_t bytes) {
   TierState& ts = tiers_[t];
   ts.used -= bytes;
-  if (ts.quota) ts.quota->release(bytes);
+  if (ts.quota) {
+    ts.quota->release(bytes);
+    ts.node_free_seen += bytes;
+  }
 }
 
 bool Engine::shared_quota_moved() const {
   for (const TierState& ts : tiers_)
-    if (ts.quota && (ts.quota->version() != ts.quota_version || ts.quota->node_free() < ts.node_free_seen))
+    if (ts.quota && (ts.quota->version() != ts.quota_version || ts.quota->node_free() != ts.node_free_seen))
       return true;
   return false;
 }

@@ -1,6 +1,11 @@
 #include "mpi/node_quota.hpp"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <limits>
 #include <new>
@@ -9,6 +14,19 @@
 #include "mpi/group.hpp"
 
 namespace mlbs::mpi {
+namespace {
+
+// Not std::atomic::wait: libstdc++ waits on a process-private futex, and the
+// writers here are other processes.
+std::uint32_t* word(std::atomic<std::uint32_t>& a) { return reinterpret_cast<std::uint32_t*>(&a); }
+void futex_wait(std::atomic<std::uint32_t>& a, std::uint32_t seen) {
+  ::syscall(SYS_futex, word(a), FUTEX_WAIT, seen, nullptr, nullptr, 0);
+}
+void futex_wake_all(std::atomic<std::uint32_t>& a) {
+  ::syscall(SYS_futex, word(a), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+}  // namespace
 
 NodeQuota::NodeQuota(MPI_Comm node, int tier, std::uint64_t node_bytes) : budget_(node_bytes) {
   (void)tier;
@@ -31,12 +49,30 @@ NodeQuota::NodeQuota(MPI_Comm node, int tier, std::uint64_t node_bytes) : budget
 }
 
 NodeQuota::~NodeQuota() {
-  if (!active()) return;
+  // Give back what this rank holds and asks for; the version bump also wakes
+  // our own watcher (a changed word never lets a futex wait start).
   Slot& me = slots_[rank_];
   header_->used.fetch_sub(me.held.exchange(0));
   me.demand.store(0);
+  if (watcher_.joinable()) watcher_.request_stop();
   header_->version.fetch_add(1);
-  MPI_Win_free(&win_);
+  futex_wake_all(header_->version);
+  if (watcher_.joinable()) watcher_.join();
+  if (active()) MPI_Win_free(&win_);
+}
+
+void NodeQuota::watch(std::function<void()> on_change) {
+  // Read here, not in the thread: a change made before the thread runs must wake it.
+  std::uint32_t seen = header_->version.load();
+  watcher_ = std::jthread([this, seen, on_change = std::move(on_change)](std::stop_token st) mutable {
+    while (!st.stop_requested()) {
+      futex_wait(header_->version, seen);  // returns at once if the word moved on
+      const std::uint32_t now = header_->version.load();
+      if (now == seen || st.stop_requested()) continue;
+      seen = now;
+      on_change();
+    }
+  });
 }
 
 std::uint64_t NodeQuota::fair_share(const std::uint64_t* demands, int n, int me, std::uint64_t budget) {
@@ -63,7 +99,9 @@ std::uint64_t NodeQuota::node_free() const {
 }
 
 void NodeQuota::publish_demand(std::uint64_t bytes) {
-  if (slots_[rank_].demand.exchange(bytes) != bytes) header_->version.fetch_add(1);
+  if (slots_[rank_].demand.exchange(bytes) == bytes) return;
+  header_->version.fetch_add(1);
+  futex_wake_all(header_->version);
 }
 
 bool NodeQuota::acquire(std::uint64_t bytes) {

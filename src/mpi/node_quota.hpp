@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <thread>
 
 #include "core/group.hpp"
 
@@ -27,6 +29,7 @@ class NodeQuota final : public core::SharedQuota {
   void release(std::uint64_t bytes) override;
   std::uint64_t version() const override;
   int processes() const override { return size_; }
+  void watch(std::function<void()> on_change) override;
 
   /// Max-min fair share of `budget` for demand `demands[me]` (water filling):
   /// demands at or below the fair level are met in full, the rest split what
@@ -36,13 +39,16 @@ class NodeQuota final : public core::SharedQuota {
  private:
   struct Header {
     std::atomic<std::uint64_t> used;     ///< bytes taken by all ranks of the node
-    std::atomic<std::uint64_t> version;  ///< bumped by every demand change
+    /// Bumped by every demand change; 32 bits because watchers wait on it
+    /// with a (process-shared) futex.
+    std::atomic<std::uint32_t> version;
   };
   struct Slot {
     std::atomic<std::uint64_t> demand;   ///< bytes this rank would like to hold
     std::atomic<std::uint64_t> held;     ///< bytes this rank holds
   };
-  static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<std::uint32_t>::is_always_lock_free &&
+                    sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
                 "shared-memory counters must be lock-free (address-free) atomics");
 
   MPI_Win win_ = MPI_WIN_NULL;
@@ -50,6 +56,7 @@ class NodeQuota final : public core::SharedQuota {
   Slot* slots_ = nullptr;
   int rank_ = 0, size_ = 1;
   std::uint64_t budget_ = 0;
+  std::jthread watcher_;  ///< last: stopped before the window goes
 };
 
 }  // namespace mlbs::mpi
