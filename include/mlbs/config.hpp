@@ -32,7 +32,10 @@ struct Tier {
   std::uint64_t capacity_bytes = 0;       ///< hard quota; 0 = unlimited (not for memory)
   std::uint64_t bandwidth_bytes_per_s = 0;  ///< cap; 0 = none (applied by a wrapper)
   std::uint64_t block_bytes = 4096;       ///< I/O alignment unit
-  bool shared = false;                    ///< used by several processes (e.g. MPI ranks of a node)
+  /// Used by several processes (e.g. the MPI ranks of a node). Under MPI, on
+  /// a tier above the last, capacity_bytes is then one budget for the job's
+  /// ranks on each node, divided fairly among them (docs/mpi.md).
+  bool shared = false;
   /// Write-behind water marks, as fractions of capacity. When the bytes held
   /// only in this tier (no copy below) exceed high_water*capacity, the engine
   /// writes records down until they are below low_water*capacity.
