@@ -15,6 +15,11 @@
 # Every knob can be overridden from the environment, and extra arguments go
 # to mlbs-bench (later flags win), e.g.
 #   MLBS_BENCH_OUT=/scratch/me scripts/run-demo.sh --sweep-io-ratio 2,8
+# MLBS_BENCH_RANKS=N runs it under mpiexec with N ranks (a build with MPI):
+# every rank runs every workload on its own data, caps and quotas per rank,
+# the table reports aggregates (docs/benchmarking.md, "Under MPI"); default 1:
+# one plain process, as before. MLBS_BENCH_MPIEXEC replaces the launcher
+# (default "mpiexec --oversubscribe"; e.g. "srun" under Slurm), given -n N.
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,12 +41,26 @@ cmake --build --preset default --target mlbs-bench
 : "${MLBS_BENCH_FAST_QUOTA:=96MiB}"
 : "${MLBS_BENCH_FAST_BW:=1GiB}"
 : "${MLBS_BENCH_SLOW_BW:=200MiB}"
+: "${MLBS_BENCH_RANKS:=1}"      # N > 1: under mpiexec (see the top)
 
 out="$MLBS_BENCH_OUT/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out/tiers"
 bench=build/default/tools/mlbs-bench
 
-"$bench" --workload micro,rtm --sweep-io-ratio "$MLBS_BENCH_RATIOS" \
+launch=()
+if [ "$MLBS_BENCH_RANKS" != 1 ]; then
+  if [ -n "${MLBS_BENCH_MPIEXEC:-}" ]; then
+    read -r -a launch <<<"$MLBS_BENCH_MPIEXEC"
+  else
+    # More ranks than cores is fine for a demo (--oversubscribe); Open MPI
+    # refuses root without --allow-run-as-root (containers, CI).
+    launch=(mpiexec --oversubscribe)
+    if [ "$(id -u)" = 0 ]; then launch+=(--allow-run-as-root); fi
+  fi
+  launch+=(-n "$MLBS_BENCH_RANKS")
+fi
+
+${launch[@]+"${launch[@]}"} "$bench" --workload micro,rtm --sweep-io-ratio "$MLBS_BENCH_RATIOS" \
   --grid-bytes "$MLBS_BENCH_GRID" --steps "$MLBS_BENCH_STEPS" --dram "$MLBS_BENCH_DRAM" \
   --fast "$out/tiers/fast:$MLBS_BENCH_FAST_QUOTA" --fast-bw "$MLBS_BENCH_FAST_BW" \
   --slow "$out/tiers/slow" --slow-bw "$MLBS_BENCH_SLOW_BW" \

@@ -350,3 +350,115 @@ TEST(BenchReport, OdirectNeedsItsIoBackend) {
   rs[1].tiers[0].io_backend = "write+fdatasync, read cold (O_DIRECT refused: Invalid argument)";
   EXPECT_FALSE(mentions(mlbs_bench::check_results(doc(rs)), "O_DIRECT"));
 }
+
+// --- under MPI: per-rank figures and their aggregates --------------------------------------
+
+namespace {
+
+/// The same run on `n` ranks: rank k's wall time 10 + k, its tier busy 5 + k.
+std::vector<RunResult> on_ranks(const std::string& workload, const std::string& mode, unsigned n) {
+  std::vector<RunResult> v;
+  for (unsigned k = 0; k < n; ++k) {
+    RunResult r = result(workload, mode, 10.0 + k, 4.0 - k, 5.0 + k);
+    r.rank = k;
+    r.result_checksum = 0x100 + k;
+    if (r.image_checksum) r.image_checksum = 0x200 + k;
+    r.extra = {{"prefetches", 3u}, {"helper_threads", 2u}, {"o_direct", true}, {"schedule", "lifo"}};
+    v.push_back(r);
+  }
+  return v;
+}
+
+}  // namespace
+
+// Times are the max over ranks, bytes and counts the sums, a tier's busy time the max.
+TEST(BenchRanks, AggregateTakesMaxTimesAndSummedBytes) {
+  const RunResult a = mlbs_bench::aggregate_ranks(on_ranks("micro", "mlbs", 3));
+  EXPECT_EQ(a.ranks, 3u);
+  ASSERT_EQ(a.per_rank.size(), 3u);
+  EXPECT_DOUBLE_EQ(a.wall_s, 12.0);
+  EXPECT_DOUBLE_EQ(a.kernel_s, 4.0);
+  EXPECT_EQ(a.snapshots, 12u);
+  EXPECT_EQ(a.bytes_written, 3u * 4096);
+  EXPECT_EQ(a.tiers[1].bytes_in, 3u * 4096);
+  EXPECT_DOUBLE_EQ(a.tiers[1].busy_s, 7.0);
+  EXPECT_EQ(a.tiers[0].capacity_bytes, 3u * 4096);   // every rank has its own DRAM budget
+  EXPECT_TRUE(a.verified);
+  EXPECT_EQ(a.extra["prefetches"], 9u);
+  EXPECT_EQ(a.extra["helper_threads"], 2u);            // a setting, not a count
+  EXPECT_EQ(a.extra["o_direct"], true);
+  EXPECT_EQ(a.extra["schedule"], "lifo");
+  const auto spread = mlbs_bench::rank_spread(a, [](const RunResult& r) { return r.wall_s; });
+  EXPECT_DOUBLE_EQ(spread.min, 10.0);
+  EXPECT_DOUBLE_EQ(spread.mean, 11.0);
+  EXPECT_EQ(spread.slowest, 2u);
+}
+
+// One rank: the run itself, no per-rank entries.
+TEST(BenchRanks, OneRankIsTheRunItself) {
+  const RunResult a = mlbs_bench::aggregate_ranks(on_ranks("micro", "mlbs", 1));
+  EXPECT_EQ(a.ranks, 1u);
+  EXPECT_TRUE(a.per_rank.empty());
+  EXPECT_EQ(a.result_checksum, 0x100u);
+  EXPECT_FALSE(mlbs_bench::to_json(a).contains("per_rank"));
+}
+
+// A failure or a wrong read on any rank fails the aggregate, naming the rank.
+TEST(BenchRanks, AnyRankFailureFailsTheRun) {
+  auto v = on_ranks("micro", "mlbs", 2);
+  v[1].error = "disk full";
+  v[1].verified = false;
+  const RunResult a = mlbs_bench::aggregate_ranks(v);
+  EXPECT_FALSE(a.verified);
+  EXPECT_EQ(a.error, "rank 1: disk full");
+  v[1].error.clear();
+  v[1].mismatches = 2;
+  EXPECT_EQ(mlbs_bench::aggregate_ranks(v).mismatches, 2u);
+}
+
+// A rank's run survives the JSON round trip rank 0 receives it by.
+TEST(BenchRanks, FromJsonInvertsToJson) {
+  RunResult r = on_ranks("rtm", "pagecache", 2)[1];
+  r.copy_s = 0.25;
+  r.read_phase_s = 1.5;
+  r.error = "x";
+  const RunResult back = mlbs_bench::from_json(mlbs_bench::to_json(r));
+  EXPECT_EQ(mlbs_bench::to_json(back), mlbs_bench::to_json(r));
+  EXPECT_EQ(back.rank, 0u);   // to_json of a single run does not carry its rank; the gatherer's order does
+}
+
+// The JSON of an N-rank run: ranks, per_rank entries, the spread, and a valid document.
+TEST(BenchRanks, JsonCarriesPerRankFiguresAndValidates) {
+  std::vector<RunResult> g = {mlbs_bench::aggregate_ranks(on_ranks("rtm", "sync", 2)),
+                              mlbs_bench::aggregate_ranks(on_ranks("rtm", "mlbs", 2))};
+  const auto d = doc(g);
+  EXPECT_EQ(d[1]["ranks"], 2u);
+  ASSERT_EQ(d[1]["per_rank"].size(), 2u);
+  EXPECT_EQ(d[1]["per_rank"][1]["rank"], 1u);
+  EXPECT_EQ(d[1]["per_rank"][1]["wall_s"], 11.0);
+  EXPECT_FALSE(d[1]["per_rank"][1].contains("config"));
+  EXPECT_EQ(d[1]["rank_spread"]["wall_s"]["max"], 11.0);
+  const auto problems = mlbs_bench::check_results(d, {"rtm"}, {"sync", "mlbs"});
+  EXPECT_TRUE(problems.empty()) << problems.front();
+}
+
+// The checker holds the aggregates to the ranks' figures and compares each rank across modes.
+TEST(BenchRanks, CheckerRejectsInconsistentRanks) {
+  std::vector<RunResult> g = {mlbs_bench::aggregate_ranks(on_ranks("rtm", "sync", 2)),
+                              mlbs_bench::aggregate_ranks(on_ranks("rtm", "mlbs", 2))};
+  auto d = doc(g);
+  d[1]["wall_s"] = 10.5;
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(d), "not the max over the ranks"));
+  d = doc(g);
+  d[1]["per_rank"].erase(1);
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(d), "per_rank has 1 entries for 2 ranks"));
+  d = doc(g);
+  d[1]["per_rank"][0]["image_checksum"] = "00000000000000ff";
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(d), "rtm ratio 2 rank 0: image_checksum differs"));
+  d = doc(g);
+  d[1]["per_rank"][1]["verified"] = false;
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(d), "did not verify on this rank"));
+  d = doc(g);
+  d.push_back(mlbs_bench::to_json(result("rtm", "pagecache", 9, 4, 5)));   // a 1-rank result beside 2-rank ones
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(d), "different rank counts"));
+}

@@ -14,6 +14,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -30,6 +31,7 @@
 
 #include "modes.hpp"
 #include "options.hpp"
+#include "ranks.hpp"
 #include "report.hpp"
 #include "workloads.hpp"
 
@@ -111,8 +113,12 @@ baselines' own reads and writes to the same rate (virtual clock + sleep_until).
 
 struct Run {
   const Options& o;
-  fs::path fast_root, slow_root;   // <dir>/mlbs-bench.<pid>
+  const Ranks& ranks;
+  fs::path fast_root, slow_root;   // <dir>/mlbs-bench.<pid of rank 0>
 
+  /// One run on every rank: they start together (the measured intervals
+  /// coincide) and rank 0 returns the aggregate (aggregate_ranks), the
+  /// others their own figures.
   RunResult run_one(const Plan& plan, const std::string& mode, unsigned repeat) {
     RunResult r;
     r.workload = to_string(plan.workload);
@@ -128,19 +134,42 @@ struct Run {
 
     std::string label = r.workload + "-" + mode + "-r" + std::to_string(plan.io_ratio);
     if (o.repeat > 1) label += "#" + std::to_string(repeat);
-    RunDirs dirs;
-    dirs.slow = slow_root / label;
-    if (o.fast) dirs.fast = fast_root / label;
-    if (!o.quiet) std::fprintf(stderr, "mlbs-bench: %s ...\n", label.c_str());
+    // The run's folders, shared by the ranks: the library keeps every rank's
+    // records apart in them (and an mpiio tier needs one path on every rank);
+    // the baselines' own files go to a folder per rank.
+    RunDirs shared;
+    shared.slow = slow_root / label;
+    if (o.fast) shared.fast = fast_root / label;
+    RunDirs dirs = shared;
+    if (ranks.size() > 1 && mode != "mlbs" && mode != "writebehind") {
+      const std::string mine = "rank" + std::to_string(ranks.rank());
+      dirs.slow /= mine;
+      if (!dirs.fast.empty()) dirs.fast /= mine;
+    }
+    const std::string who = ranks.size() > 1 ? "rank " + std::to_string(ranks.rank()) + ": " : "";
+    if (!o.quiet && ranks.root()) std::fprintf(stderr, "mlbs-bench: %s ...\n", label.c_str());
+
+    std::error_code ec;
+    if (ranks.node_leader()) {   // a leftover of an earlier run (the folders are fresh otherwise)
+      fs::remove_all(shared.slow, ec);
+      if (!shared.fast.empty()) fs::remove_all(shared.fast, ec);
+    }
+    ranks.barrier();
+    std::string setup_error;
+    try {
+      fs::create_directories(dirs.slow);
+      if (!dirs.fast.empty()) fs::create_directories(dirs.fast);
+    } catch (const std::exception& e) {
+      setup_error = e.what();
+    }
+    // Every rank or none runs (mlbs's runtime is collective); this is also
+    // the start line: no rank leaves it before all have reached it.
+    const bool everyone_ready = ranks.all(setup_error.empty());
 
     const std::uint64_t trace_t0 = mlbs::trace::now_ns();
     try {
-      fs::remove_all(dirs.slow);
-      fs::create_directories(dirs.slow);
-      if (!dirs.fast.empty()) {
-        fs::remove_all(dirs.fast);
-        fs::create_directories(dirs.fast);
-      }
+      if (!everyone_ready)
+        throw std::runtime_error(setup_error.empty() ? "another rank could not create its folders" : setup_error);
       const auto t0 = Clock::now();
       std::unique_ptr<Mode> m = make_mode(mode, plan, o, dirs);
       const WorkloadResult w = run_workload(plan, o, *m);
@@ -168,22 +197,40 @@ struct Run {
       const unsigned expected_reads = unsigned(plan.read_order.size());
       r.verified = w.mismatches == 0 && w.writes == plan.snapshots && w.reads == expected_reads;
       if (w.mismatches)
-        std::fprintf(stderr, "mlbs-bench: %s: %u snapshot(s) read back WRONG\n", label.c_str(), w.mismatches);
+        std::fprintf(stderr, "mlbs-bench: %s%s: %u snapshot(s) read back WRONG\n", who.c_str(), label.c_str(),
+                     w.mismatches);
     } catch (const std::exception& e) {
       r.error = e.what();
       r.verified = false;
-      std::fprintf(stderr, "mlbs-bench: %s failed: %s\n", label.c_str(), e.what());
+      std::fprintf(stderr, "mlbs-bench: %s%s failed: %s\n", who.c_str(), label.c_str(), e.what());
     }
-    std::error_code ec;
-    fs::remove_all(dirs.slow, ec);
-    if (!dirs.fast.empty()) fs::remove_all(dirs.fast, ec);
     mlbs::trace::span(label, "run", trace_t0, mlbs::trace::now_ns());
-    return r;
+    if (ranks.size() == 1 || dirs.slow != shared.slow) {   // never the shared folders: other ranks may still run
+      fs::remove_all(dirs.slow, ec);
+      if (!dirs.fast.empty()) fs::remove_all(dirs.fast, ec);
+    }
+    if (ranks.size() == 1) return r;
+
+    ranks.barrier();   // every rank is done with the shared folders
+    if (ranks.node_leader()) {
+      fs::remove_all(shared.slow, ec);
+      if (!shared.fast.empty()) fs::remove_all(shared.fast, ec);
+    }
+    const std::vector<std::string> texts = ranks.gather(to_json(r).dump());
+    if (!ranks.root()) return r;
+    std::vector<RunResult> per_rank;
+    for (const std::string& t : texts) {
+      per_rank.push_back(from_json(nlohmann::json::parse(t)));
+      per_rank.back().rank = unsigned(per_rank.size() - 1);   // gathered in rank order
+    }
+    return aggregate_ranks(std::move(per_rank));
   }
 
   nlohmann::json config_json(const Plan& plan) const {
     nlohmann::json c = {{"dram_bytes", o.dram_bytes},
-                        {"slow", {{"path", o.slow.path}, {"bandwidth_cap_bytes_per_s", o.slow.bandwidth_bytes_per_s}}},
+                        {"slow", {{"path", o.slow.path},
+                                  {"kind", o.slow_kind},
+                                  {"bandwidth_cap_bytes_per_s", o.slow.bandwidth_bytes_per_s}}},
                         {"durability", mlbs::to_string(o.durability)},
                         {"layout", mlbs::to_string(o.layout)},
                         {"read_order", plan.fifo ? "fifo" : "lifo"},
@@ -224,7 +271,9 @@ int check_json_file(const std::string& path, const std::vector<std::string>& wor
     std::printf("%s: INVALID (%zu problems)\n", path.c_str(), problems.size());
     return 1;
   }
-  std::printf("%s: OK (%zu results)\n", path.c_str(), doc.size());
+  const unsigned ranks = doc.empty() ? 1u : doc.front().value("ranks", 1u);
+  if (ranks > 1) std::printf("%s: OK (%zu results, %u ranks)\n", path.c_str(), doc.size(), ranks);
+  else std::printf("%s: OK (%zu results)\n", path.c_str(), doc.size());
   return 0;
 }
 
@@ -237,7 +286,8 @@ int main(int argc, char** argv) {
   app.get_formatter()->column_width(34);
 
   std::string workloads_s = "micro", modes_s, grid_s = "16MiB", dram_s = "64MiB", fast_s, slow_s, slow_bw_s,
-              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", layout_s = "file", check_s;
+              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", layout_s = "file", check_s,
+              slow_kind_s = "directory";
   Options o;
   unsigned io_ratio = 2;
   app.add_option("--workload", workloads_s, "micro|rtm|writeonly|readafterwrite, comma list")->capture_default_str();
@@ -257,8 +307,11 @@ int main(int argc, char** argv) {
   app.add_option("--dram", dram_s, "DRAM budget: mlbs memory tier, pagecache budget")->capture_default_str();
   app.add_option("--fast", fast_s, "DIR:QUOTA fast tier (node-local NVMe, burst buffer); omit for two tiers");
   app.add_option("--slow", slow_s, "DIR slow tier (parallel file system); default OUT/slow");
-  app.add_option("--slow-bw", slow_bw_s, "bandwidth cap of the slow tier, bytes/s (e.g. 200MiB); 0 = none");
-  app.add_option("--fast-bw", fast_bw_s, "bandwidth cap of the fast tier, bytes/s; 0 = none");
+  app.add_option("--slow-kind", slow_kind_s, "directory|mpiio: Tier::kind of the mlbs modes' slow tier (the library "
+                                            "refuses a kind it does not have)")->capture_default_str();
+  app.add_option("--slow-bw", slow_bw_s, "bandwidth cap of the slow tier, bytes/s (e.g. 200MiB); 0 = none; "
+                                         "per rank under MPI");
+  app.add_option("--fast-bw", fast_bw_s, "bandwidth cap of the fast tier, bytes/s; 0 = none; per rank under MPI");
   app.add_option("--helper-threads", o.helper_threads, "mlbs helper threads")->capture_default_str()
       ->check(CLI::Range(1u, 64u));
   app.add_option("--durability", durability_s, "scratch|persistent")->capture_default_str()
@@ -277,18 +330,23 @@ int main(int argc, char** argv) {
                                           "and exit; --workload/--modes given too must all be present");
   CLI11_PARSE(app, argc, argv);
 
+  const std::vector<std::string> workload_names = split(workloads_s);
+  if (!check_s.empty()) {   // a file check: no MPI needed
+    std::vector<std::string> want_w = app.count("--workload") ? workload_names : std::vector<std::string>{};
+    std::vector<std::string> want_m;
+    if (app.count("--modes"))
+      for (const std::string& m : split(modes_s))
+        if (m != "adios2") want_m.push_back(m);
+    return check_json_file(check_s, want_w, want_m);
+  }
+
+  // Under MPI every rank runs everything below; rank 0 reports. Errors found
+  // while validating are the same on every rank (rank 0 reports them); once
+  // the runs have started, an error one rank hits alone ends them all.
+  Ranks ranks;
+  bool running = false;
   try {
     // --- validate -----------------------------------------------------------------------
-    const std::vector<std::string> workload_names = split(workloads_s);
-    if (!check_s.empty()) {
-      std::vector<std::string> want_w = app.count("--workload") ? workload_names : std::vector<std::string>{};
-      std::vector<std::string> want_m;
-      if (app.count("--modes"))
-        for (const std::string& m : split(modes_s))
-          if (m != "adios2") want_m.push_back(m);
-      return check_json_file(check_s, want_w, want_m);
-    }
-
     o.workloads.clear();
     for (const std::string& n : workload_names) {
       const auto w = parse_workload(n);
@@ -302,6 +360,7 @@ int main(int argc, char** argv) {
     o.compute = compute_s != "none";
     o.durability = durability_s == "persistent" ? mlbs::Durability::persistent : mlbs::Durability::scratch;
     o.layout = mlbs::parse_layout(layout_s, "--layout");
+    o.slow_kind = slow_kind_s;
     if (!fast_s.empty()) o.fast = parse_dir_tier(fast_s, "--fast");
     o.slow.path = slow_s.empty() ? (fs::path(o.out_dir) / "slow").string() : slow_s;
     if (!slow_bw_s.empty()) o.slow.bandwidth_bytes_per_s = mlbs::parse_size(strip_per_s(slow_bw_s), "--slow-bw");
@@ -329,7 +388,7 @@ int main(int argc, char** argv) {
       if (std::find(o.modes.begin(), o.modes.end(), m) != o.modes.end()) continue;
       const std::string why = mode_unavailable(m, o);
       if (m == "adios2") {
-        std::printf("adios2: not built\n");
+        if (ranks.root()) std::printf("adios2: not built\n");
         continue;
       }
       if (!why.empty()) {
@@ -345,10 +404,30 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError("--dram", "the DRAM budget (" + mlbs::format_bytes(o.dram_bytes) +
                                                ") must hold one snapshot (" + mlbs::format_bytes(dims.bytes()) + ")");
 
-    // Fail before the runs, not after them, when a result file cannot be written.
+    // Under MPI each rank records its own trace: rank 0 into --trace FILE,
+    // rank r into FILE with ".rank<r>" before the extension.
+    if (!o.trace_path.empty() && !ranks.root()) {
+      const fs::path t(o.trace_path);
+      o.trace_path = (t.parent_path() / (t.stem().string() + ".rank" + std::to_string(ranks.rank()) +
+                                         t.extension().string())).string();
+    }
+    // Fail before the runs, not after them, when a result file cannot be
+    // written (the JSON is rank 0's), on every rank when one cannot.
+    std::string unwritable;
     for (const std::string* path : {&o.json_path, &o.trace_path})
-      if (!path->empty() && !std::ofstream(*path))
-        throw std::runtime_error("cannot write " + *path);
+      if (!path->empty() && (ranks.root() || path != &o.json_path) && !std::ofstream(*path))
+        unwritable = "cannot write " + *path;
+    if (!unwritable.empty() && !ranks.root()) std::fprintf(stderr, "mlbs-bench: rank %d: %s\n", ranks.rank(), unwritable.c_str());
+    if (!ranks.all(unwritable.empty()))
+      throw std::runtime_error(unwritable.empty() ? "a rank cannot write its result files" : unwritable);
+
+    // The library is the authority on tiers: a --slow-kind it does not have
+    // (mpiio in a build without it) fails here with its ConfigError, before any run.
+    {
+      const fs::path probe = fs::path(o.slow.path) / "mlbs-bench.probe";
+      RunDirs dirs{o.fast ? fs::path(o.fast->path) / "mlbs-bench.probe" : fs::path(), probe};
+      mlbs_config(make_plan(o.workloads.front(), o, o.io_ratios.front()), o, dirs, false).validate();
+    }
 
 #ifdef _OPENMP
     if (o.threads > 0) omp_set_num_threads(o.threads);
@@ -359,9 +438,13 @@ int main(int argc, char** argv) {
     }
 
     // --- header -------------------------------------------------------------------------
-    const std::string tag = "mlbs-bench." + std::to_string(::getpid());
-    Run run{o, o.fast ? fs::path(o.fast->path) / tag : fs::path(), fs::path(o.slow.path) / tag};
-    if (!o.quiet) {
+    // One folder for the invocation, named after rank 0's pid on every rank.
+    const std::string tag = "mlbs-bench." + std::to_string(ranks.broadcast(std::uint64_t(::getpid())));
+    Run run{o, ranks, o.fast ? fs::path(o.fast->path) / tag : fs::path(), fs::path(o.slow.path) / tag};
+    if (ranks.mpi() && ranks.thread_level() < 3 && ranks.root())   // 3 = MPI_THREAD_MULTIPLE
+      std::fprintf(stderr, "mlbs-bench: MPI grants thread level %d, not MPI_THREAD_MULTIPLE: tiers whose helpers "
+                           "call MPI cannot run\n", ranks.thread_level());
+    if (!o.quiet && ranks.root()) {
       std::printf("mlbs-bench %s: grid %zux%zux%zu (%s per snapshot), %u steps per phase, DRAM %s, %s, layout %s\n",
                   MLBS_VERSION_STRING, dims.nx, dims.ny, dims.nz, mlbs::format_bytes(dims.bytes()).c_str(), o.steps,
                   mlbs::format_bytes(o.dram_bytes).c_str(), mlbs::to_string(o.durability).c_str(),
@@ -385,15 +468,18 @@ int main(int argc, char** argv) {
                     double(snaps) * double(dims.bytes()) / double(o.dram_bytes));
       }
       if (o.repeat > 1) std::printf("; %u repeats, modes interleaved", o.repeat);
+      if (ranks.size() > 1)
+        std::printf("\n%d MPI ranks, each on its own data (DRAM budget, quotas and caps are per rank)", ranks.size());
       std::printf("\n\n");
       std::fflush(stdout);
     }
 
     // --- run: per (io_ratio, workload) sync first, then the other modes -------------------
     std::vector<RunResult> all;
+    running = true;
     for (unsigned r : o.io_ratios) {
       for (Workload w : o.workloads) {
-        const Plan plan = make_plan(w, o, r);
+        const Plan plan = make_plan(w, o, r, unsigned(ranks.rank()));
         // Repeats interleave the modes (sync, mlbs, ..., sync, mlbs, ...) so that
         // a drift in the machine's load touches every mode alike; each repeat's
         // speedups are relative to its own sync run.
@@ -408,16 +494,38 @@ int main(int argc, char** argv) {
         }
       }
     }
+    ranks.barrier();   // every rank is out of the folders
     std::error_code ec;
-    fs::remove_all(run.slow_root, ec);
-    if (!run.fast_root.empty()) fs::remove_all(run.fast_root, ec);
-    if (slow_s.empty()) {   // the default OUT/slow: leave nothing behind (fs::remove keeps non-empty folders)
-      fs::remove(o.slow.path, ec);
-      fs::remove(o.out_dir, ec);
+    if (ranks.node_leader()) {
+      fs::remove_all(run.slow_root, ec);
+      if (!run.fast_root.empty()) fs::remove_all(run.fast_root, ec);
+      if (slow_s.empty()) {   // the default OUT/slow: leave nothing behind (fs::remove keeps non-empty folders)
+        fs::remove(o.slow.path, ec);
+        fs::remove(o.out_dir, ec);
+      }
     }
+    if (!o.trace_path.empty()) mlbs::trace::write_chrome_json(o.trace_path);
+
+    // Rank 0 holds the aggregates: it reports and decides the exit status of every rank.
+    bool ok = true;
+    for (const RunResult& res : all) ok &= res.error.empty() && res.verified;
+    std::set<std::string> images;
+    for (unsigned r : o.io_ratios) {
+      images.clear();
+      for (const RunResult& res : all)
+        if (res.io_ratio == r && res.image_checksum && res.error.empty()) images.insert(hex64(*res.image_checksum));
+      if (images.size() > 1) {
+        if (ranks.root()) std::fprintf(stderr, "mlbs-bench: rtm image_checksum differs between modes at ratio %u\n", r);
+        ok = false;
+      }
+    }
+    ok = ranks.broadcast(ok ? 1 : 0) == 1;
+    running = false;
+    if (!ranks.root()) return ok ? 0 : 1;
 
     // --- report -------------------------------------------------------------------------
     print_table(stdout, all);
+    print_rank_spread(stdout, all);
     print_targets(stdout, evaluate_targets(median_runs(all)));
     print_data_path(stdout, evaluate_data_path(all));
     std::fflush(stdout);
@@ -428,26 +536,18 @@ int main(int argc, char** argv) {
       out << doc.dump(2) << "\n";
       if (!out) throw std::runtime_error("cannot write " + o.json_path);
     }
-    if (!o.trace_path.empty()) mlbs::trace::write_chrome_json(o.trace_path);
-
-    bool ok = true;
-    for (const RunResult& res : all) ok &= res.error.empty() && res.verified;
-    std::set<std::string> images;
-    for (unsigned r : o.io_ratios) {
-      images.clear();
-      for (const RunResult& res : all)
-        if (res.io_ratio == r && res.image_checksum && res.error.empty()) images.insert(hex64(*res.image_checksum));
-      if (images.size() > 1) {
-        std::fprintf(stderr, "mlbs-bench: rtm image_checksum differs between modes at ratio %u\n", r);
-        ok = false;
-      }
-    }
     if (!ok) std::fprintf(stderr, "mlbs-bench: FAILED: a run failed or read back wrong bytes\n");
     return ok ? 0 : 1;
   } catch (const CLI::Error& e) {
-    return app.exit(e);
+    if (ranks.root()) return app.exit(e);
+    std::ostream quiet(nullptr);   // the same error on every rank: rank 0 says it
+    return app.exit(e, quiet, quiet);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mlbs-bench: %s\n", e.what());
+    if (running && ranks.size() > 1) {
+      std::fprintf(stderr, "mlbs-bench: rank %d: %s\n", ranks.rank(), e.what());
+      ranks.abort(2);   // the other ranks may be waiting for this one in a collective
+    }
+    if (ranks.root()) std::fprintf(stderr, "mlbs-bench: %s\n", e.what());
     return 2;
   }
 }

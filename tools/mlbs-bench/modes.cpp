@@ -179,25 +179,11 @@ class MlbsMode final : public Mode {
  public:
   MlbsMode(const Plan& plan, const Options& o, const RunDirs& dirs, bool writebehind)
       : points_(plan.dims.points()) {
-    mlbs::Config cfg;
-    cfg.tiers = {mlbs::Tier::memory(o.dram_bytes)};
+    const mlbs::Config cfg = mlbs_config(plan, o, dirs, writebehind);
     names_ = {"mem"};
-    if (!writebehind && o.fast) {
-      mlbs::Tier t = mlbs::Tier::directory(dirs.fast.string(), o.fast->quota_bytes);
-      t.bandwidth_bytes_per_s = o.fast->bandwidth_bytes_per_s;
-      cfg.tiers.push_back(t);
-      names_.push_back("fast");
-    }
-    mlbs::Tier slow = mlbs::Tier::directory(dirs.slow.string());
-    slow.bandwidth_bytes_per_s = o.slow.bandwidth_bytes_per_s;
-    cfg.tiers.push_back(slow);
+    if (cfg.tiers.size() == 3) names_.push_back("fast");
     names_.push_back("slow");
-    if (writebehind) cfg.schedule = mlbs::Schedule::unknown();
-    else cfg.schedule = plan.fifo ? mlbs::Schedule::fifo() : mlbs::Schedule::lifo();
-    cfg.durability = o.durability;
-    cfg.layout = o.layout;
-    cfg.helper_threads = o.helper_threads;
-    rt_ = std::make_unique<mlbs::Runtime>(cfg);
+    rt_ = std::make_unique<mlbs::Runtime>(cfg);   // under MPI: collective over MPI_COMM_WORLD
     store_ = std::make_unique<mlbs::Store<float>>(*rt_, "snapshots", points_);
   }
 
@@ -712,6 +698,26 @@ class ODirectMode final : public Mode {
 };
 
 }  // namespace
+
+mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs, bool writebehind) {
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(o.dram_bytes)};
+  if (!writebehind && o.fast) {
+    mlbs::Tier t = mlbs::Tier::directory(dirs.fast.string(), o.fast->quota_bytes);
+    t.bandwidth_bytes_per_s = o.fast->bandwidth_bytes_per_s;
+    cfg.tiers.push_back(t);
+  }
+  mlbs::Tier slow = mlbs::Tier::directory(dirs.slow.string());
+  slow.kind = o.slow_kind;   // the library validates it (an unregistered kind is a ConfigError)
+  slow.bandwidth_bytes_per_s = o.slow.bandwidth_bytes_per_s;
+  cfg.tiers.push_back(slow);
+  if (writebehind) cfg.schedule = mlbs::Schedule::unknown();
+  else cfg.schedule = plan.fifo ? mlbs::Schedule::fifo() : mlbs::Schedule::lifo();
+  cfg.durability = o.durability;
+  cfg.layout = o.layout;
+  cfg.helper_threads = o.helper_threads;
+  return cfg;
+}
 
 std::unique_ptr<Mode> make_mode(const std::string& mode, const Plan& plan, const Options& o,
                                 const RunDirs& dirs) {

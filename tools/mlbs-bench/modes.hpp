@@ -24,6 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <mlbs/config.hpp>
+
 #include "options.hpp"
 #include "workloads.hpp"
 
@@ -70,6 +72,11 @@ struct RunDirs {
   std::filesystem::path fast;   ///< empty without --fast
   std::filesystem::path slow;
 };
+
+/// The library's configuration of the mlbs modes: [DRAM, fast (mlbs only,
+/// with --fast), slow of kind --slow-kind], schedule = the read order
+/// (writebehind: unknown).
+mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs, bool writebehind);
 
 /// Builds a mode for one run (mlbs: starts the runtime).
 std::unique_ptr<Mode> make_mode(const std::string& mode, const Plan& plan, const Options& o,

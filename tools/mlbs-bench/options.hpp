@@ -35,6 +35,10 @@ struct Options {
   std::uint64_t dram_bytes = 64ull << 20;
   std::optional<DirTier> fast;
   DirTier slow;
+  /// Tier::kind of the mlbs modes' slow tier (--slow-kind): "directory", or
+  /// "mpiio" (one shared file, collective MPI-IO) where the library has it.
+  /// The baselines write files in the slow dir whatever the kind.
+  std::string slow_kind = "directory";
   unsigned helper_threads = 2;
   mlbs::Durability durability = mlbs::Durability::scratch;
   mlbs::Layout layout = mlbs::Layout::file_per_record;  ///< mlbs's directory tiers (--layout)

@@ -27,6 +27,17 @@ std::vector<model::TierTraffic> traffic(const std::vector<TierReport>& tiers) {
   return t;
 }
 
+/// The figures whose spread over the ranks the JSON reports (rank_spread).
+const std::vector<std::pair<std::string, std::function<double(const RunResult&)>>>& spread_figures() {
+  static const std::vector<std::pair<std::string, std::function<double(const RunResult&)>>> figures = {
+      {"wall_s", [](const RunResult& r) { return r.wall_s; }},
+      {"kernel_s", [](const RunResult& r) { return r.kernel_s; }},
+      {"copy_s", [](const RunResult& r) { return r.copy_s; }},
+      {"write_block_s", [](const RunResult& r) { return r.write_block_s; }},
+      {"read_block_s", [](const RunResult& r) { return r.read_block_s; }}};
+  return figures;
+}
+
 std::string rate(double bytes_per_s) {
   return bytes_per_s > 0 ? mlbs::format_bytes(std::uint64_t(bytes_per_s)) + "/s" : "-";
 }
@@ -94,10 +105,194 @@ nlohmann::json to_json(const RunResult& r) {
                       {"mode_stats", r.extra}};
   if (r.image_checksum) j["image_checksum"] = hex64(*r.image_checksum);
   if (!r.error.empty()) j["error"] = r.error;
+  j["ranks"] = r.ranks;
+  if (r.ranks > 1 && !r.per_rank.empty()) {
+    // Each rank's own figures; what is the same on every rank (the run's
+    // identity, its configuration) and the model (a figure of the whole run)
+    // stay in the aggregate.
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const RunResult& p : r.per_rank) {
+      nlohmann::json e = to_json(p);
+      for (const char* k : {"workload", "mode", "io_ratio", "repeat", "grid_bytes", "grid_dims", "steps", "io_s_model",
+                            "overlap_bound_s", "expected_speedup", "actual_speedup", "reference_only", "config", "ranks"})
+        e.erase(k);
+      e["rank"] = p.rank;
+      ranks.push_back(std::move(e));
+    }
+    j["per_rank"] = std::move(ranks);
+    nlohmann::json spread = nlohmann::json::object();
+    for (const auto& [name, field] : spread_figures()) {
+      const Spread sp = rank_spread(r, field);
+      spread[name] = {{"min", sp.min}, {"mean", sp.mean}, {"max", sp.max}, {"slowest_rank", sp.slowest}};
+    }
+    j["rank_spread"] = std::move(spread);
+  }
   return j;
 }
 
+RunResult from_json(const nlohmann::json& j) {
+  RunResult r;
+  auto hex = [](const nlohmann::json& v) { return std::uint64_t(std::stoull(v.get<std::string>(), nullptr, 16)); };
+  r.workload = j.value("workload", std::string());
+  r.mode = j.value("mode", std::string());
+  r.io_ratio = j.value("io_ratio", 0u);
+  r.repeat = j.value("repeat", 0u);
+  r.grid_bytes = j.value("grid_bytes", std::uint64_t(0));
+  r.grid_dims = j.value("grid_dims", std::string());
+  r.steps = j.value("steps", 0u);
+  r.snapshots = j.value("snapshots", 0u);
+  r.bytes_written = j.value("bytes_written", std::uint64_t(0));
+  r.bytes_read = j.value("bytes_read", std::uint64_t(0));
+  using Time = std::pair<const char*, double RunResult::*>;
+  for (const auto& [key, field] : std::initializer_list<Time>{
+           {"wall_s", &RunResult::wall_s}, {"kernel_s", &RunResult::kernel_s}, {"hash_s", &RunResult::hash_s},
+           {"copy_s", &RunResult::copy_s}, {"write_block_s", &RunResult::write_block_s},
+           {"read_block_s", &RunResult::read_block_s}, {"finish_s", &RunResult::finish_s},
+           {"read_phase_s", &RunResult::read_phase_s}})
+    r.*field = j.value(key, 0.0);
+  for (const nlohmann::json& t : j.value("tier_stats", nlohmann::json::array())) {
+    TierReport tr;
+    tr.name = t.value("name", std::string());
+    tr.kind = t.value("kind", std::string());
+    tr.path = t.value("path", std::string());
+    tr.io_backend = t.value("io_backend", std::string());
+    tr.capacity_bytes = t.value("capacity_bytes", std::uint64_t(0));
+    tr.bandwidth_cap_bytes_per_s = t.value("bandwidth_cap_bytes_per_s", std::uint64_t(0));
+    tr.bytes_in = t.value("bytes_in", std::uint64_t(0));
+    tr.bytes_out = t.value("bytes_out", std::uint64_t(0));
+    tr.peak_used_bytes = t.value("peak_used_bytes", std::uint64_t(0));
+    tr.stalls = t.value("stalls", std::uint64_t(0));
+    tr.busy_s = t.value("busy_s", 0.0);
+    r.tiers.push_back(std::move(tr));
+  }
+  if (j.contains("result_checksum")) r.result_checksum = hex(j["result_checksum"]);
+  if (j.contains("image_checksum")) r.image_checksum = hex(j["image_checksum"]);
+  r.verified = j.value("verified", false);
+  r.mismatches = j.value("mismatches", 0u);
+  r.reference_only = j.value("reference_only", false);
+  r.error = j.value("error", std::string());
+  r.config = j.value("config", nlohmann::json::object());
+  r.extra = j.value("mode_stats", nlohmann::json::object());
+  r.ranks = j.value("ranks", 1u);
+  r.rank = j.value("rank", 0u);
+  return r;
+}
+
+namespace {
+
+/// Folds one more checksum into `h` (the splitmix64 finaliser over a running
+/// combination): the ranks' checksums in rank order give one 64-bit value.
+std::uint64_t combine(std::uint64_t h, std::uint64_t v) {
+  std::uint64_t x = h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2));
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/// Mode counters that are settings, the same on every rank: not summed.
+bool is_setting(const std::string& key) { return key == "helper_threads" || key == "request_bytes"; }
+
+}  // namespace
+
+RunResult aggregate_ranks(std::vector<RunResult> per_rank) {
+  if (per_rank.empty()) return {};
+  if (per_rank.size() == 1) {
+    RunResult one = std::move(per_rank.front());
+    one.ranks = 1;
+    one.per_rank.clear();
+    return one;
+  }
+  RunResult a = per_rank.front();
+  a.ranks = unsigned(per_rank.size());
+  a.rank = 0;
+  a.error.clear();
+  a.verified = true;
+  for (double RunResult::*t : {&RunResult::wall_s, &RunResult::kernel_s, &RunResult::hash_s, &RunResult::copy_s,
+                               &RunResult::write_block_s, &RunResult::read_block_s, &RunResult::finish_s,
+                               &RunResult::read_phase_s})
+    a.*t = 0;
+  a.snapshots = 0;
+  a.bytes_written = a.bytes_read = 0;
+  a.mismatches = 0;
+  // The tier list of a rank that got as far as reporting it (a failed rank may have none).
+  a.tiers.clear();
+  for (const RunResult& p : per_rank)
+    if (p.tiers.size() > a.tiers.size()) a.tiers = p.tiers;
+  for (TierReport& t : a.tiers) {
+    t.capacity_bytes = t.bandwidth_cap_bytes_per_s = t.bytes_in = t.bytes_out = t.peak_used_bytes = t.stalls = 0;
+    t.busy_s = 0;
+  }
+  std::uint64_t result = 0, image = 0;
+  bool images = true;
+  for (const RunResult& p : per_rank) {
+    for (double RunResult::*t : {&RunResult::wall_s, &RunResult::kernel_s, &RunResult::hash_s, &RunResult::copy_s,
+                                 &RunResult::write_block_s, &RunResult::read_block_s, &RunResult::finish_s,
+                                 &RunResult::read_phase_s})
+      a.*t = std::max(a.*t, p.*t);
+    a.snapshots += p.snapshots;
+    a.bytes_written += p.bytes_written;
+    a.bytes_read += p.bytes_read;
+    a.mismatches += p.mismatches;
+    a.verified = a.verified && p.verified && p.error.empty();
+    if (!p.error.empty()) a.error += (a.error.empty() ? "" : "; ") + ("rank " + std::to_string(p.rank) + ": " + p.error);
+    for (std::size_t i = 0; i < p.tiers.size() && i < a.tiers.size(); ++i) {
+      const TierReport& s = p.tiers[i];
+      TierReport& t = a.tiers[i];
+      t.capacity_bytes += s.capacity_bytes;
+      t.bandwidth_cap_bytes_per_s += s.bandwidth_cap_bytes_per_s;
+      t.bytes_in += s.bytes_in;
+      t.bytes_out += s.bytes_out;
+      t.peak_used_bytes += s.peak_used_bytes;
+      t.stalls += s.stalls;
+      t.busy_s = std::max(t.busy_s, s.busy_s);
+    }
+    result = combine(result, p.result_checksum);
+    images = images && p.image_checksum.has_value();
+    if (p.image_checksum) image = combine(image, *p.image_checksum);
+  }
+  a.result_checksum = result;
+  a.image_checksum = images ? std::optional<std::uint64_t>(image) : std::nullopt;
+  for (auto it = a.extra.begin(); it != a.extra.end(); ++it) {
+    const std::string& key = it.key();
+    nlohmann::json& value = it.value();
+    if (is_setting(key)) continue;
+    bool all_counts = value.is_number_unsigned(), all_true = value.is_boolean();
+    std::uint64_t sum = 0;
+    for (const RunResult& p : per_rank) {
+      const nlohmann::json v = p.extra.value(key, nlohmann::json());
+      all_counts = all_counts && v.is_number_unsigned();
+      if (all_counts) sum += v.get<std::uint64_t>();
+      all_true = all_true && v.is_boolean() && v.get<bool>();
+    }
+    if (all_counts) value = sum;
+    else if (value.is_boolean()) value = all_true;
+  }
+  a.per_rank = std::move(per_rank);
+  return a;
+}
+
+Spread rank_spread(const RunResult& r, const std::function<double(const RunResult&)>& figure) {
+  Spread s;
+  const std::vector<RunResult> self{r};
+  const std::vector<RunResult>& runs = r.per_rank.empty() ? self : r.per_rank;
+  bool first = true;
+  for (const RunResult& p : runs) {
+    const double v = figure(p);
+    s.mean += v / double(runs.size());
+    if (first || v < s.min) s.min = v;
+    if (first || v > s.max) {
+      s.max = v;
+      s.slowest = p.rank;
+    }
+    first = false;
+  }
+  return s;
+}
+
 void print_table(std::FILE* out, const std::vector<RunResult>& results) {
+  if (!results.empty() && results.front().ranks > 1)
+    std::fprintf(out, "%u ranks: times are the max over ranks, snapshots and bytes the sums, bandwidths the summed "
+                      "bytes over the longest busy time\n", results.front().ranks);
   bool repeated = false;
   for (const RunResult& r : results) repeated |= r.repeat > 0;
   auto rep = [&](const RunResult* r) {
@@ -134,6 +329,31 @@ void print_table(std::FILE* out, const std::vector<RunResult>& results) {
   bool any_ref = false;
   for (const RunResult& r : results) any_ref |= r.reference_only;
   if (any_ref) std::fprintf(out, "* sync runs first as the reference of every speedup, even when not in --modes\n");
+}
+
+void print_rank_spread(std::FILE* out, const std::vector<RunResult>& results) {
+  bool any = false, repeated = false;
+  for (const RunResult& r : results) {
+    any |= r.ranks > 1 && !r.per_rank.empty();
+    repeated |= r.repeat > 0;
+  }
+  if (!any) return;
+  std::fprintf(out, "\nper-rank spread (seconds: min / mean / max over the ranks, and the slowest rank; "
+                    "blocked = write + read blocked)\n");
+  std::fprintf(out, "%-14s %-11s %5s%s %8s %8s %8s %4s %8s %8s %8s %8s\n", "workload", "mode", "ratio",
+               repeated ? " rep" : "", "wall_min", "wall_avg", "wall_max", "slow", "kern_min", "kern_max", "blk_min",
+               "blk_max");
+  for (const RunResult& r : results) {
+    if (r.per_rank.empty()) continue;
+    const Spread wall = rank_spread(r, [](const RunResult& p) { return p.wall_s; });
+    const Spread kern = rank_spread(r, [](const RunResult& p) { return p.kernel_s; });
+    const Spread blk = rank_spread(r, [](const RunResult& p) { return p.write_block_s + p.read_block_s; });
+    char rep[16] = "";
+    if (repeated) std::snprintf(rep, sizeof rep, " %3u", r.repeat);
+    std::fprintf(out, "%-14s %-11s %5u%s %8.3f %8.3f %8.3f %4u %8.3f %8.3f %8.3f %8.3f\n", r.workload.c_str(),
+                 (r.reference_only ? r.mode + "*" : r.mode).c_str(), r.io_ratio, rep, wall.min, wall.mean, wall.max,
+                 wall.slowest, kern.min, kern.max, blk.min, blk.max);
+  }
 }
 
 // --- medians of repeated runs -------------------------------------------------------------
@@ -396,6 +616,9 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
   std::map<std::pair<std::string, unsigned>, std::map<std::string, std::string>> images, results;
   std::map<std::pair<std::string, unsigned>, bool> have_sync;
   std::set<std::pair<std::string, std::string>> seen;
+  // Under MPI: (workload, io_ratio, rank) -> mode -> checksum, and the rank counts seen.
+  std::map<std::tuple<std::string, unsigned, unsigned>, std::map<std::string, std::string>> rank_sums;
+  std::set<std::uint64_t> rank_counts;
 
   for (std::size_t i = 0; i < doc.size(); ++i) {
     const nlohmann::json& o = doc[i];
@@ -461,6 +684,53 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
     }
     if (written > 0 && moved == 0) c.fail(where, "no tier moved any bytes");
 
+    // Under MPI: the aggregates must be what the ranks' own figures give.
+    std::uint64_t ranks = 1;
+    if (o.contains("ranks") && c.require(o, where, "ranks", vt::number_unsigned)) ranks = o["ranks"];
+    if (ranks == 0) c.fail(where, "ranks is 0");
+    rank_counts.insert(ranks);
+    if (ranks > 1 && c.require(o, where, "per_rank", vt::array)) {
+      const nlohmann::json& per = o["per_rank"];
+      if (per.size() != ranks) c.fail(where, "per_rank has " + std::to_string(per.size()) + " entries for " +
+                                                 std::to_string(ranks) + " ranks");
+      double wall_max = 0;
+      std::uint64_t w_sum = 0, r_sum = 0;
+      bool all_ok = true;
+      for (std::size_t k = 0; k < per.size(); ++k) {
+        const nlohmann::json& e = per[k];
+        const std::string rw = where + " rank " + std::to_string(k);
+        if (!e.is_object()) {
+          c.fail(rw, "not an object");
+          all_ok = false;
+          continue;
+        }
+        bool eok = c.require(e, rw, "rank", vt::number_unsigned) & c.require(e, rw, "verified", vt::boolean);
+        for (const char* f : {"wall_s", "kernel_s", "copy_s", "write_block_s", "read_block_s"})
+          eok &= c.require(e, rw, f, vt::number_float);
+        for (const char* f : {"bytes_written", "bytes_read", "snapshots"}) eok &= c.require(e, rw, f, vt::number_unsigned);
+        if (e.contains("error")) c.fail(rw, "run failed: " + e["error"].dump());
+        if (!eok) {
+          all_ok = false;
+          continue;
+        }
+        if (e["rank"].get<std::uint64_t>() != k) c.fail(rw, "per_rank entry of rank " + e["rank"].dump() + " out of order");
+        if (!e["verified"].get<bool>()) c.fail(rw, "snapshots read back did not verify on this rank");
+        wall_max = std::max(wall_max, e["wall_s"].get<double>());
+        w_sum += e["bytes_written"].get<std::uint64_t>();
+        r_sum += e["bytes_read"].get<std::uint64_t>();
+        for (const char* sum : {"result_checksum", "image_checksum"})
+          if (e.contains(sum) && is_hex16(e[sum]))
+            rank_sums[{workload + " " + sum, ratio, unsigned(k)}][mode] = e[sum].get<std::string>();
+      }
+      if (all_ok) {
+        const double wall = o["wall_s"];
+        if (std::fabs(wall - wall_max) > 1e-9 * std::max(1.0, wall))
+          c.fail(where, "wall_s " + std::to_string(wall) + " is not the max over the ranks (" + std::to_string(wall_max) + ")");
+        if (w_sum != written) c.fail(where, "bytes_written is not the sum over the ranks");
+        if (r_sum != read) c.fail(where, "bytes_read is not the sum over the ranks");
+      }
+    }
+
     const auto key = std::make_pair(workload, ratio);
     if (mode == "sync") {
       have_sync[key] = true;
@@ -496,6 +766,18 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
   };
   same(images, "image_checksum");
   same(results, "result_checksum");
+  for (const auto& [key, by_mode] : rank_sums) {
+    std::set<std::string> values;
+    for (const auto& [mode, v] : by_mode) values.insert(v);
+    if (values.size() > 1) {
+      std::string list;
+      for (const auto& [mode, v] : by_mode) list += " " + mode + "=" + v;
+      const auto& [what, ratio, rank] = key;
+      c.fail(what.substr(0, what.find(' ')) + " ratio " + std::to_string(ratio) + " rank " + std::to_string(rank),
+             what.substr(what.find(' ') + 1) + " differs between modes:" + list);
+    }
+  }
+  if (rank_counts.size() > 1) c.fail("document", "results from different rank counts");
 
   for (const std::string& w : expect_workloads)
     for (const std::string& m : expect_modes)

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,7 +47,36 @@ struct RunResult {
   std::string error;                ///< non-empty: the run failed
   nlohmann::json config = nlohmann::json::object();
   nlohmann::json extra = nlohmann::json::object();
+  /// Under MPI: how many ranks ran it, and (ranks > 1) each rank's own
+  /// figures in rank order; the fields above are then the aggregate
+  /// (aggregate_ranks). In a per-rank entry, `rank` says whose.
+  unsigned ranks = 1;
+  unsigned rank = 0;
+  std::vector<RunResult> per_rank;
 };
+
+/// One run's figures over its ranks (docs/benchmarking.md, "Under MPI"):
+/// times (wall, kernel, hash, copy, blocked, finish, read phase) the max over
+/// ranks, since every rank started together and the run lasts until the
+/// last one is done; bytes, snapshots, mismatches and tier traffic the sum;
+/// a tier's busy time the max, so that its observed bandwidth is the
+/// ranks' bytes over the time the tier was busy for any of them; capacities
+/// and caps the sum (each rank has its own); verified only when every rank
+/// verified; errors prefixed with their rank; checksums a hash of the
+/// ranks' checksums in rank order (equal across modes when every rank's
+/// is); integer mode counters summed. One rank: that rank's run unchanged.
+RunResult aggregate_ranks(std::vector<RunResult> per_rank);
+
+/// A run back from to_json (the measured fields; per-rank entries and the
+/// model's fields are not read): how rank 0 receives the other ranks' runs.
+RunResult from_json(const nlohmann::json& j);
+
+/// min, mean and max over the ranks of one figure of a run.
+struct Spread {
+  double min = 0, mean = 0, max = 0;
+  unsigned slowest = 0;   ///< rank with the max
+};
+Spread rank_spread(const RunResult& r, const std::function<double(const RunResult&)>& figure);
 
 /// 16 lowercase hex digits.
 std::string hex64(std::uint64_t v);
@@ -59,6 +89,9 @@ void apply_model(std::vector<RunResult>& group);
 nlohmann::json to_json(const RunResult& r);
 /// One line per run; a `rep` column when some run has repeat > 0.
 void print_table(std::FILE* out, const std::vector<RunResult>& results);
+/// Runs with ranks > 1: per run the spread of wall, kernel and blocked time
+/// over the ranks (min / mean / max, the slowest rank). Nothing otherwise.
+void print_rank_spread(std::FILE* out, const std::vector<RunResult>& results);
 
 /// The project's targets for one (workload, io_ratio) group with an mlbs run
 /// (docs/benchmarking.md, "Targets"): how mlbs fared against the model and
@@ -144,7 +177,10 @@ void print_data_path(std::FILE* out, const std::vector<DataPathFigure>& figures)
 /// object, verified == true, no errors, byte counts consistent, sync present
 /// per (workload, io_ratio) with actual_speedup 1, image_checksum and
 /// result_checksum identical across modes, and every expected workload x mode
-/// present (empty lists: no expectation).
+/// present (empty lists: no expectation). Under MPI (ranks > 1): the same
+/// rank count in every result, a per_rank entry per rank that verified, the
+/// aggregates consistent with them (wall_s the max, bytes the sums), and
+/// every rank's checksums identical across modes.
 std::vector<std::string> check_results(const nlohmann::json& doc,
                                        const std::vector<std::string>& expect_workloads = {},
                                        const std::vector<std::string>& expect_modes = {});

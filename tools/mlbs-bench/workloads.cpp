@@ -41,9 +41,10 @@ Dims dims_for_bytes(std::uint64_t grid_bytes) {
   return d;
 }
 
-Plan make_plan(Workload w, const Options& o, unsigned io_ratio) {
+Plan make_plan(Workload w, const Options& o, unsigned io_ratio, unsigned rank) {
   Plan p;
   p.workload = w;
+  p.rank = rank;
   p.dims = dims_for_bytes(o.grid_bytes);
   p.steps = o.steps;
   p.io_ratio = std::max(1u, io_ratio);
@@ -167,12 +168,13 @@ float ricker(double t, double f = 0.04) {
   return float((1.0 - 2.0 * a * a) * std::exp(-a * a));
 }
 
-/// A deterministic, non-trivial initial condition in [0, 1).
-void initial_condition(const Dims& d, float* f) {
+/// A deterministic, non-trivial initial condition in [0, 1), its own for every `seed` (rank).
+void initial_condition(const Dims& d, float* f, unsigned seed) {
   const sidx n = sidx(d.points());
+  const std::uint64_t offset = std::uint64_t(seed) * 0xD1B54A32D192ED03ull;
 #pragma omp parallel for schedule(static)
   for (sidx i = 0; i < n; ++i) {
-    std::uint64_t x = std::uint64_t(i) * 0x9E3779B97F4A7C15ull;
+    std::uint64_t x = (std::uint64_t(i) + offset) * 0x9E3779B97F4A7C15ull;
     x ^= x >> 29;
     f[i] = float(x >> 40) / float(1ull << 24);
   }
@@ -242,6 +244,7 @@ class Runner {
   void stamp(float* s, std::uint64_t id, unsigned t) {
     s[0] = float(id);
     s[n_ - 1] = float(t);
+    if (p_.rank) s[1] = float(p_.rank);   // and every rank's differ
   }
   void final_checksum(const float* f) {
     compute("checksum", [&] { r_.result_checksum = hash_bytes(f, bytes_); });
@@ -250,7 +253,7 @@ class Runner {
   // micro forward / writeonly: a stencil step per step; every io_ratio steps
   // the step's output goes straight into the snapshot buffer and is written.
   void forward_stencil() {
-    kernel("init", [&] { initial_condition(p_.dims, a_.data()); });
+    kernel("init", [&] { initial_condition(p_.dims, a_.data(), p_.rank); });
     float* cur = a_.data();
     std::uint64_t id = 0;
     for (unsigned t = 1; t <= p_.steps; ++t) {
@@ -306,7 +309,7 @@ class Runner {
   // snapshot step wrote, add it into this step's output (computed in place in
   // the snapshot buffer), and write that as the next snapshot.
   void read_after_write() {
-    kernel("init", [&] { initial_condition(p_.dims, a_.data()); });
+    kernel("init", [&] { initial_condition(p_.dims, a_.data(), p_.rank); });
     float* cur = a_.data();
     std::uint64_t id = 0;
     for (unsigned t = 1; t <= p_.steps; ++t) {
@@ -353,6 +356,7 @@ class Runner {
     const Dims& d = p_.dims;
     const std::size_t src = d.nx / 2 + d.nx * (d.ny / 2 + d.ny * (d.nz / 2));
     const std::size_t rcv = d.nx / 2 + d.nx * (d.ny / 2 + d.ny * (d.nz / 4));
+    const float amplitude = float(1 + p_.rank);   // every rank propagates its own wavefield
     // Forward: (cur, prev) rotate among a, b and the snapshot buffer s.
     {
       float* s = io_.buffer();
@@ -375,7 +379,7 @@ class Runner {
         }
         kernel("propagate", [&] {
           leapfrog(d, cur, prev, out);
-          out[src] += ricker(t);
+          out[src] += amplitude * ricker(t);
         });
         prev = cur;
         cur = out;
@@ -402,7 +406,7 @@ class Runner {
         }
         kernel("propagate", [&] {
           leapfrog(d, cur, prev, prev);
-          prev[rcv] += ricker(double(p_.steps - t + 1));
+          prev[rcv] += amplitude * ricker(double(p_.steps - t + 1));
         });
         std::swap(cur, prev);
       }

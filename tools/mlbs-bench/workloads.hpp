@@ -33,10 +33,15 @@ struct Plan {
   unsigned snapshots = 0;        ///< ids 0 .. snapshots-1
   bool fifo = false;             ///< read order: write order (fifo) or its reverse (lifo)
   std::vector<std::uint64_t> read_order;  ///< ids in the order they are read
+  /// Under MPI, the rank whose data this is: it seeds the initial condition
+  /// and the source, so that no two ranks hold the same bytes and a record
+  /// read from another rank fails verification. Rank 0 computes what a
+  /// single process does.
+  unsigned rank = 0;
   std::uint64_t snapshot_bytes() const { return dims.bytes(); }
 };
 
-Plan make_plan(Workload w, const Options& o, unsigned io_ratio);
+Plan make_plan(Workload w, const Options& o, unsigned io_ratio, unsigned rank = 0);
 
 /// How a workload stores and fetches its snapshots. The working buffer holds
 /// dims.points() floats; write(id) snapshots it, read(id) makes it hold
