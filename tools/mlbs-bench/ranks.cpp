@@ -1,6 +1,7 @@
 #include "ranks.hpp"
 
 #include <cstdlib>
+#include <string_view>
 
 #include <mlbs/features.hpp>
 
@@ -12,7 +13,20 @@ namespace mlbs_bench {
 
 #if MLBS_HAVE_MPI
 
-Ranks::Ranks() : mpi_(true) {
+namespace {
+/// Started by a launcher (mpirun/mpiexec, srun with PMI/PMIx, hydra), or
+/// MLBS_BENCH_MPI=1. A plain start stays a plain process: an MPI singleton
+/// costs ~0.7 s of start-up and leaves Open MPI's allocations to sanitizers.
+bool launched_by_mpi() {
+  for (const char* var : {"MLBS_BENCH_MPI", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+                          "MPI_LOCALNRANKS"})
+    if (const char* v = std::getenv(var); v && *v && std::string_view(v) != "0") return true;
+  return false;
+}
+}  // namespace
+
+Ranks::Ranks() : mpi_(launched_by_mpi()) {
+  if (!mpi_) return;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &thread_level_);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -24,22 +38,29 @@ Ranks::Ranks() : mpi_(true) {
   MPI_Comm_free(&node);
 }
 
-Ranks::~Ranks() { MPI_Finalize(); }
+Ranks::~Ranks() {
+  if (mpi_) MPI_Finalize();
+}
 
-void Ranks::barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+void Ranks::barrier() const {
+  if (mpi_) MPI_Barrier(MPI_COMM_WORLD);
+}
 
 bool Ranks::all(bool ok) const {
+  if (!mpi_) return ok;
   int mine = ok ? 1 : 0, every = 0;
   MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return every == 1;
 }
 
 std::uint64_t Ranks::broadcast(std::uint64_t value) const {
+  if (!mpi_) return value;
   MPI_Bcast(&value, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   return value;
 }
 
 std::vector<std::string> Ranks::gather(const std::string& text) const {
+  if (!mpi_) return {text};
   // Lengths first, then the texts side by side (MPI_Gatherv).
   const int len = int(text.size());
   std::vector<int> lens(root() ? std::size_t(size_) : 0), offsets(lens.size());
@@ -56,7 +77,7 @@ std::vector<std::string> Ranks::gather(const std::string& text) const {
 }
 
 void Ranks::abort(int code) const {
-  MPI_Abort(MPI_COMM_WORLD, code);
+  if (mpi_) MPI_Abort(MPI_COMM_WORLD, code);
   std::exit(code);   // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 

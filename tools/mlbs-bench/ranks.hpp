@@ -13,9 +13,9 @@ namespace mlbs_bench {
 
 class Ranks {
  public:
-  /// Built with MPI: MPI_Init_thread with MPI_THREAD_MULTIPLE (the library's
-  /// helpers may call MPI); a process started without a launcher is rank 0
-  /// of 1. Without MPI: rank 0 of 1, nothing to initialise.
+  /// Built with MPI and started by a launcher (or MLBS_BENCH_MPI=1):
+  /// MPI_Init_thread with MPI_THREAD_MULTIPLE (the library's helpers may call
+  /// MPI). Otherwise rank 0 of 1 without MPI.
   Ranks();
   /// MPI_Finalize (every mlbs::Runtime must be gone by then).
   ~Ranks();
