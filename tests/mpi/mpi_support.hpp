@@ -12,6 +12,8 @@
 
 #include <unistd.h>
 
+#include "support/temp_dir.hpp"
+
 namespace mlbs::test {
 
 inline int world_rank() {
@@ -31,18 +33,7 @@ class SharedTempDir {
  public:
   SharedTempDir() {
     std::string path;
-    if (world_rank() == 0) {
-      const char* base = std::getenv("MLBS_TEST_TMP");
-      const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-      std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "mlbs";
-      for (char& c : name)
-        if (c == '/') c = '_';
-      path = (std::filesystem::path(base ? base : "/tmp") /
-              (name + ".np" + std::to_string(world_size()) + "." + std::to_string(::getpid())))
-                 .string();
-      std::filesystem::remove_all(path);
-      std::filesystem::create_directories(path);
-    }
+    if (world_rank() == 0) path = fresh_test_folder(".np" + std::to_string(world_size())).string();
     int len = static_cast<int>(path.size());
     MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
     path.resize(static_cast<std::size_t>(len));

@@ -13,19 +13,23 @@
 
 namespace mlbs::test {
 
+/// A fresh, empty folder under $MLBS_TEST_TMP (or /tmp) named after the
+/// running test, `tag` and this process.
+inline std::filesystem::path fresh_test_folder(const std::string& tag = "") {
+  const char* base = std::getenv("MLBS_TEST_TMP");
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "mlbs";
+  for (char& c : name)
+    if (c == '/') c = '_';
+  auto path = std::filesystem::path(base ? base : "/tmp") / (name + tag + "." + std::to_string(::getpid()));
+  std::filesystem::remove_all(path);
+  std::filesystem::create_directories(path);
+  return path;
+}
+
 class TempDir {
  public:
-  TempDir() {
-    const char* base = std::getenv("MLBS_TEST_TMP");
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "mlbs";
-    for (char& c : name)
-      if (c == '/') c = '_';
-    path_ = std::filesystem::path(base ? base : "/tmp") /
-            (name + "." + std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
+  TempDir() : path_(fresh_test_folder()) {}
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
