@@ -60,11 +60,6 @@ Agent::Agent(MPI_Comm comm, MPI_File file, int fd, std::uint64_t file_end, bool 
 
 Agent::~Agent() { stop(); }
 
-std::uint64_t Agent::rounds() const {
-  std::lock_guard lock(mu_);
-  return rounds_;
-}
-
 void Agent::send(int message) noexcept {
   // Small and eager: returns at once even when rank 0's agent is busy.
   if (int rc = MPI_Send(&message, 1, MPI_INT, 0, kRequestTag, comm_); rc != MPI_SUCCESS) {
@@ -178,7 +173,6 @@ void Agent::round() {
     ops.assign(queue_.begin(), queue_.end());
     queue_.clear();
     requested_ = false;  // what arrives from now on asks for the next round
-    ++rounds_;
   }
   // What this rank brings: bytes to place, MPI calls of writes and of reads,
   // whether it wants the file made durable.

@@ -69,8 +69,6 @@ class Agent {
   /// Leaves the round protocol: returns once every rank has called stop()
   /// and the agents have ended. Call it only when no run() is in progress.
   void stop() noexcept;
-  /// Rounds this rank's agent took part in (for tests and docs).
-  std::uint64_t rounds() const;
 
  private:
   void loop();
@@ -96,7 +94,6 @@ class Agent {
   bool stopping_ = false;
   bool broken_ = false;          ///< an MPI call of the protocol failed: no more rounds
   std::string broken_why_;
-  std::uint64_t rounds_ = 0;
   std::jthread thread_;          // last: joined before the rest goes
 };
 

@@ -62,6 +62,9 @@ class MpiioBackend final : public Backend {
   ~MpiioBackend() override {
     // Collective: every rank destroys its runtime (docs/mpiio.md, "Limits").
     if (agent_) do_shutdown();
+    // A probe that failed part-way leaves these (and rank 0's lock) open.
+    if (fd_ >= 0) ::close(fd_);
+    if (lock_fd_ >= 0) ::close(lock_fd_);
   }
 
   /// Runs a transfer in a round; a failure becomes the tier's typed error.
@@ -334,7 +337,13 @@ void MpiioBackend::do_probe() {
 
 void MpiioBackend::do_shutdown() noexcept {
   if (!agent_) return;
-  if (!mpi::active()) return;  // the application finalized MPI first: nothing can be done collectively
+  if (!mpi::active()) {
+    // The application finalized MPI with the runtime alive: the agent sits in
+    // an MPI call nobody will answer. Leaked, not joined, so exit does not hang.
+    std::fprintf(stderr, "mlbs: %s: MPI was finalized before the Runtime was destroyed\n", label().c_str());
+    (void)agent_.release();
+    return;
+  }
   agent_->stop();  // returns once every rank has stopped: no round runs any more
   agent_.reset();
   if (int rc = MPI_File_close(&file_); rc != MPI_SUCCESS)
