@@ -27,8 +27,8 @@ enum class Layout {
 /// One storage layer. Tiers are ordered fastest first; the first must be a
 /// `memory` tier (the DRAM slot pool), the last one is the persistent tier.
 struct Tier {
-  std::string kind;                       ///< backend name: "memory", "directory"
-  std::string path;                       ///< directory tiers: where records go
+  std::string kind;                       ///< backend name: "memory", "directory", "mpiio"
+  std::string path;                       ///< file tiers: where records go
   std::uint64_t capacity_bytes = 0;       ///< hard quota; 0 = unlimited (not for memory)
   std::uint64_t bandwidth_bytes_per_s = 0;  ///< cap; 0 = none (applied by a wrapper)
   std::uint64_t block_bytes = 4096;       ///< I/O alignment unit
@@ -62,6 +62,9 @@ struct Tier {
 
   static Tier memory(std::uint64_t capacity_bytes);
   static Tier directory(std::string path, std::uint64_t capacity_bytes = 0);
+  /// The records of all MPI ranks in one shared file under `path`, moved by
+  /// collective MPI-IO (docs/mpiio.md). Only as the last tier; needs MPI.
+  static Tier mpiio(std::string path, std::uint64_t capacity_bytes = 0);
 };
 
 /// The application's declared future access order (DESIGN §2).

@@ -24,6 +24,7 @@
 #include <toml++/toml.h>
 
 #include "mlbs/errors.hpp"
+#include "mlbs/features.hpp"
 
 namespace mlbs {
 namespace {
@@ -225,6 +226,7 @@ std::string format_exact_size(std::uint64_t bytes) {
 
 bool is_memory_kind(std::string_view kind) { return kind == "mem" || kind == "memory"; }
 bool is_directory_kind(std::string_view kind) { return kind == "dir" || kind == "directory"; }
+bool is_mpiio_kind(std::string_view kind) { return kind == "mpiio"; }
 
 IoBackend parse_io_backend_at(std::string_view text, const Where& where) {
   const std::string_view s = trim(text);
@@ -263,9 +265,9 @@ std::vector<Tier> parse_tier_spec_at(std::string_view spec, const Where& where) 
     if (is_memory_kind(kind)) {
       if (rest.empty()) at.fail(fmt::format("'{}': a memory tier needs a size, e.g. mem:2GiB", entry));
       tiers.push_back(Tier::memory(parse_size_at(rest, at)));
-    } else if (is_directory_kind(kind)) {
-      // dir:PATH[:SIZE]: the last part is a size only if it parses as one, so
-      // paths may contain ':'.
+    } else if (is_directory_kind(kind) || is_mpiio_kind(kind)) {
+      // dir:PATH[:SIZE] (mpiio:PATH[:SIZE] alike): the last part is a size
+      // only if it parses as one, so paths may contain ':'.
       std::string_view path = rest;
       std::uint64_t capacity = 0;
       if (const auto last = rest.rfind(':'); last != std::string_view::npos) {
@@ -275,11 +277,14 @@ std::vector<Tier> parse_tier_spec_at(std::string_view spec, const Where& where) 
           path = trim(rest.substr(0, last));
         }
       }
+      if (path.empty() && is_mpiio_kind(kind))
+        at.fail(fmt::format("'{}': an mpiio tier needs a path, e.g. mpiio:/lustre/run", entry));
       if (path.empty()) at.fail(fmt::format("'{}': a directory tier needs a path, e.g. dir:/nvme/run:64GiB", entry));
-      tiers.push_back(Tier::directory(std::string(path), capacity));
+      tiers.push_back(is_mpiio_kind(kind) ? Tier::mpiio(std::string(path), capacity)
+                                          : Tier::directory(std::string(path), capacity));
       if (io) tiers.back().io_backend = *io;
     } else {
-      at.fail(fmt::format("unknown tier kind '{}' in '{}' (expected mem or dir)", kind, entry));
+      at.fail(fmt::format("unknown tier kind '{}' in '{}' (expected mem, dir or mpiio)", kind, entry));
     }
   }
   return tiers;
@@ -349,12 +354,25 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
         fail(name + ".faults", "fault injection applies to file tiers, not the memory tier");
     } else if (tier.kind == "memory") {
       fail(name + ".kind", "only the first tier may be a memory tier");
+    } else if (tier.kind == "mpiio" && !MLBS_HAVE_MPI) {
+      fail(name + ".kind", "mlbs was built without MPI: the mpiio tier needs it (configure with MLBS_ENABLE_MPI=ON "
+                           "and an MPI installed)");
+    } else if (tier.kind == "mpiio" && i + 1 != cfg.tiers.size()) {
+      // Every transfer to it is a collective round of all ranks: it is the
+      // slow, shared end of the hierarchy, never a cache in front of another.
+      fail(name + ".kind", fmt::format("an mpiio tier must be the last tier (it is tier {} of {})", i,
+                                       cfg.tiers.size()));
     } else if (const auto kinds = tiers::registered_kinds();
                std::find(kinds.begin(), kinds.end(), tier.kind) == kinds.end()) {
       // Backends register by name; the file tiers built in are "directory".
-      fail(name + ".kind", fmt::format("unknown tier kind '{}' (expected directory)", tier.kind));
+      fail(name + ".kind", fmt::format("unknown tier kind '{}' (expected directory{})", tier.kind,
+                                       MLBS_HAVE_MPI ? " or mpiio" : ""));
     } else {
-      if (tier.path.empty()) fail(name + ".path", "a directory tier needs a path");
+      if (tier.path.empty()) fail(name + ".path", fmt::format("a{} tier needs a path", tier.kind == "mpiio" ? "n mpiio" : " directory"));
+      if (tier.kind == "mpiio" && tier.io_backend != IoBackend::automatic)
+        fail(name + ".io_backend", "an mpiio tier moves bytes with MPI-IO: it takes no io_backend");
+      if (tier.kind == "mpiio" && tier.layout)
+        fail(name + ".layout", "an mpiio tier has one shared file: it takes no layout");
       // Lexical only: validate() must not touch the file system.
       std::error_code ec;
       fs::path normal = fs::absolute(tier.path, ec);
@@ -553,7 +571,7 @@ class TomlReader {
   Tier read_tier(const toml::table& table, const std::string& name, const Where& table_at) {
     // The kind decides the defaults, so read it before the other keys.
     const toml::node* kind_node = table.get("kind");
-    if (!kind_node) table_at.sub(".kind").fail("missing (expected kind = \"memory\" or \"directory\")");
+    if (!kind_node) table_at.sub(".kind").fail("missing (expected kind = \"memory\", \"directory\" or \"mpiio\")");
     const Where kind_at = note(name + ".kind", *kind_node);
     const std::string kind = string(*kind_node, kind_at);
     Tier tier;
@@ -561,8 +579,10 @@ class TomlReader {
       tier = Tier::memory(0);
     else if (is_directory_kind(kind))
       tier = Tier::directory("");
+    else if (is_mpiio_kind(kind))
+      tier = Tier::mpiio("");  // validate() says whether this build has MPI
     else
-      kind_at.fail(fmt::format("unknown tier kind '{}' (expected memory or directory)", kind));
+      kind_at.fail(fmt::format("unknown tier kind '{}' (expected memory, directory or mpiio)", kind));
 
     for (auto&& [key, node] : table) {
       const std::string field(key.str());
@@ -668,6 +688,12 @@ Tier Tier::directory(std::string path, std::uint64_t capacity_bytes) {
   tier.capacity_bytes = capacity_bytes;
   tier.high_water = 1.0;
   tier.low_water = 1.0;
+  return tier;
+}
+
+Tier Tier::mpiio(std::string path, std::uint64_t capacity_bytes) {
+  Tier tier = directory(std::move(path), capacity_bytes);
+  tier.kind = "mpiio";
   return tier;
 }
 

@@ -84,7 +84,9 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     desc.page_cache = desc.page_cache || cfg_.page_cache;
     if (!desc.layout) desc.layout = tiers::hooks::test_layout().value_or(cfg_.layout);
     ts.backend = tiers::make_backend(static_cast<int>(t), desc, group_.get());
-    ts.backend->probe();
+    // The last tier of a persistent runtime holds persistent spaces; a tier
+    // that shares one file among spaces (mpiio) picks the file by it.
+    ts.backend->probe(static_cast<int>(t) == last() ? cfg_.durability : Durability::scratch);
     // A shared tier above the last one (a node's burst buffer) is one budget
     // for the node's ranks; the last tier's capacity stays per rank.
     if (group_ && desc.shared && desc.capacity_bytes && static_cast<int>(t) < last())
@@ -1021,10 +1023,7 @@ void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay)
   // otherwise every crash would leak their space for good.
   tiers::Backend& pt = *tiers_[last()].backend;
   std::size_t removed = 0;
-  for (const std::filesystem::path& p : tiers::list_stored_objects(pt.space_path(s.persistent_space))) {
-    const auto name = tiers::parse_object_file_name(p.filename().string());
-    if (!name) continue;
-    const auto [id, gen] = *name;
+  for (const auto& [id, gen] : pt.list(s.persistent_space)) {
     next_gen_ = std::max<std::uint64_t>(next_gen_, gen + 1);
     const auto live = replay.live.find(id);
     if (live != replay.live.end() && live->second.generation == gen) continue;

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "tiers/directory/directory_backend.hpp"
+#include "tiers/directory/layout.hpp"
+
 namespace mlbs::tiers {
 
 Backend::Backend(int index, Tier desc)
@@ -28,6 +31,13 @@ void Backend::fail(int err, const std::string& what, const ObjectRef* ref) const
     default:
       throw IoError(err, what, std::move(ctx));
   }
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> Backend::do_list(const std::string& space) const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (const std::filesystem::path& p : list_stored_objects(space_path(space)))
+    if (const auto name = parse_object_file_name(p.filename().string())) out.push_back(*name);
+  return out;
 }
 
 }  // namespace mlbs::tiers

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
@@ -53,7 +55,14 @@ class Backend {
   const std::string& label() const noexcept { return label_; }
 
   /// Checks the tier is usable (path exists and is writable); throws TierError.
-  void probe() { do_probe(); }
+  /// `durability`: what the spaces this runtime makes here are (persistent
+  /// only for the last tier of a persistent runtime); a tier whose files are
+  /// shared by all spaces (mpiio) picks its file by it. Collective under MPI
+  /// for tiers that coordinate ranks.
+  void probe(Durability durability = Durability::scratch) {
+    durability_ = durability;
+    do_probe();
+  }
   void create_space(const std::string& space) { do_create_space(space); }
   /// Removes a space and everything left in it (scratch clean-up).
   void remove_space(const std::string& space) noexcept { do_remove_space(space); }
@@ -65,6 +74,11 @@ class Backend {
   }
   /// Removing an object that is not there is not an error.
   void remove(const ObjectRef& ref) { do_remove(ref); }
+  /// (id, generation) of every object stored in a space, in no particular
+  /// order: recovery removes those its journal does not name.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> list(const std::string& space) const {
+    return do_list(space);
+  }
   /// Where a space lives on a file system, for the journal; empty if none.
   std::string space_path(const std::string& space) const { return do_space_path(space); }
 
@@ -84,6 +98,9 @@ class Backend {
   /// Throws the mlbs error type that matches `err` (ENOSPC -> DeviceFullError, ...).
   [[noreturn]] void fail(int err, const std::string& what, const ObjectRef* ref) const;
 
+ protected:
+  Durability durability() const noexcept { return durability_; }
+
  private:
   virtual void do_probe() = 0;
   virtual void do_create_space(const std::string& space) = 0;
@@ -92,12 +109,15 @@ class Backend {
   virtual std::unique_ptr<ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) = 0;
   virtual void do_remove(const ObjectRef& ref) = 0;
   virtual std::string do_space_path(const std::string& space) const = 0;
+  /// Default: the objects of the directory layouts (record files, log indexes) under space_path().
+  virtual std::vector<std::pair<std::uint64_t, std::uint64_t>> do_list(const std::string& space) const;
   virtual IoPath do_io_path() const { return {}; }
   virtual void do_shutdown() noexcept {}
 
   int index_;
   Tier desc_;
   std::string label_;
+  Durability durability_ = Durability::scratch;
 };
 
 }  // namespace mlbs::tiers

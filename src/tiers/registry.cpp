@@ -5,7 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "mlbs/features.hpp"
 #include "tiers/directory/io_select.hpp"
+#if MLBS_HAVE_MPI
+#include "tiers/mpiio/mpiio_backend.hpp"
+#endif
 #include "tiers/wrappers/faults.hpp"
 #include "tiers/wrappers/throttle.hpp"
 
@@ -21,6 +25,12 @@ struct Registry {
     factories["directory"] = [](int index, const Tier& desc, const core::Group*) {
       return make_directory_backend(index, desc);
     };
+#if MLBS_HAVE_MPI
+    // One file shared by all ranks, collective MPI-IO (needs an MPI group).
+    factories["mpiio"] = [](int index, const Tier& desc, const core::Group* group) {
+      return make_mpiio_backend(index, desc, group);
+    };
+#endif
   }
 };
 

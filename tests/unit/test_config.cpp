@@ -16,6 +16,8 @@
 
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
+#include "mlbs/features.hpp"
+#include "mlbs/runtime.hpp"
 
 namespace {
 
@@ -943,6 +945,78 @@ TEST(ConfigValidate, PageCacheOnlyOnFileTiers) {
   EXPECT_NO_THROW(cfg.validate());
   cfg.tiers[0].page_cache = true;
   EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[0].page_cache");
+}
+
+// --- the mpiio tier -------------------------------------------------------------
+
+// "mpiio:PATH[:SIZE]" in a spec is an mpiio tier, and formats back the same way.
+TEST(ConfigMpiio, TierSpecParsesAndRoundTrips) {
+  const auto tiers = mlbs::parse_tier_spec("mem:1GiB,dir:/nvme:8GiB,mpiio:/lustre/run:2TiB");
+  ASSERT_EQ(tiers.size(), 3u);
+  EXPECT_EQ(tiers[2].kind, "mpiio");
+  EXPECT_EQ(tiers[2].path, "/lustre/run");
+  EXPECT_EQ(tiers[2].capacity_bytes, 2 * TiB);
+  const std::vector<Tier> back = mlbs::parse_tier_spec(mlbs::format_tier_spec(tiers));
+  EXPECT_EQ(back[2].kind, "mpiio");
+  EXPECT_EQ(back[2].path, "/lustre/run");
+  EXPECT_EQ(back[2].capacity_bytes, 2 * TiB);
+  EXPECT_EQ(mlbs::format_tier_spec({Tier::memory(GiB), Tier::mpiio("/p")}), "mem:1GiB,mpiio:/p");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1G,mpiio:", "MLBS_TIERS"); }).field(), "MLBS_TIERS[1]");
+  EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1G,mpiio+pread:/x"); }).field(), "tiers[1]");
+}
+
+// kind = "mpiio" in a [[tier]] table is read like a directory tier's.
+TEST(ConfigMpiio, TomlKind) {
+  const std::string text = toml({"[[tier]]", "kind = \"memory\"", "capacity = \"1GiB\"", "[[tier]]",
+                                 "kind = \"mpiio\"", "path = \"/lustre/run\"", "capacity = \"1TiB\""});
+  if (!MLBS_HAVE_MPI) {
+    const ConfigError e = config_error([&] { (void)Config::from_toml(text); });
+    EXPECT_EQ(e.field(), "tiers[1].kind");
+    EXPECT_NE(std::string(e.what()).find("built without MPI"), std::string::npos) << e.what();
+    return;
+  }
+  const Config cfg = Config::from_toml(text);
+  ASSERT_EQ(cfg.tiers.size(), 2u);
+  EXPECT_EQ(cfg.tiers[1].kind, "mpiio");
+  EXPECT_EQ(cfg.tiers[1].path, "/lustre/run");
+  EXPECT_EQ(cfg.tiers[1].capacity_bytes, TiB);
+}
+
+// Anywhere but last, an mpiio tier is refused, naming tiers[i].kind.
+TEST(ConfigMpiio, MustBeTheLastTier) {
+  Config cfg;
+  cfg.tiers = {Tier::memory(64 * MiB), Tier::mpiio("/shared/run"), Tier::directory("/lustre/run")};
+  const ConfigError e = config_error([&] { cfg.validate(); });
+  EXPECT_EQ(e.field(), "tiers[1].kind");
+  if (MLBS_HAVE_MPI) EXPECT_NE(std::string(e.what()).find("last tier"), std::string::npos) << e.what();
+}
+
+// An mpiio tier takes neither a directory tier's I/O backend nor its layout.
+TEST(ConfigMpiio, RefusesDirectoryOnlyFields) {
+  if (!MLBS_HAVE_MPI) GTEST_SKIP() << "mlbs built without MPI";
+  Config cfg;
+  cfg.tiers = {Tier::memory(64 * MiB), Tier::mpiio("/shared/run")};
+  EXPECT_NO_THROW(cfg.validate());
+  cfg.tiers[1].io_backend = mlbs::IoBackend::pread;
+  EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[1].io_backend");
+  cfg.tiers[1].io_backend = mlbs::IoBackend::automatic;
+  cfg.tiers[1].layout = mlbs::Layout::log;
+  EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[1].layout");
+}
+
+// Without MPI initialized there is no group of ranks: the Runtime refuses the
+// tier with a TierError naming it (this suite runs without MPI_Init).
+TEST(ConfigMpiio, RuntimeWithoutMpiRefusesTheTier) {
+  if (!MLBS_HAVE_MPI) GTEST_SKIP() << "mlbs built without MPI";
+  Config cfg;
+  cfg.tiers = {Tier::memory(MiB), Tier::mpiio("/tmp")};
+  try {
+    mlbs::Runtime rt(cfg);
+    ADD_FAILURE() << "a Runtime with an mpiio tier started without MPI";
+  } catch (const mlbs::TierError& e) {
+    EXPECT_NE(e.context().tier.find("mpiio"), std::string::npos) << e.context().tier;
+    EXPECT_NE(std::string(e.what()).find("needs MPI"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ class WrappedBackend : public Backend {
   Backend& inner() noexcept { return *inner_; }
 
  protected:
-  void do_probe() override { inner_->probe(); }
+  void do_probe() override { inner_->probe(durability()); }
   void do_create_space(const std::string& space) override { inner_->create_space(space); }
   void do_remove_space(const std::string& space) noexcept override { inner_->remove_space(space); }
   std::unique_ptr<ObjectWriter> do_create(const ObjectRef& ref, std::uint64_t size) override {
@@ -27,6 +27,9 @@ class WrappedBackend : public Backend {
   void do_remove(const ObjectRef& ref) override { inner_->remove(ref); }
   std::string do_space_path(const std::string& space) const override {
     return inner_->space_path(space);
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> do_list(const std::string& space) const override {
+    return inner_->list(space);
   }
   IoPath do_io_path() const override { return inner_->io_path(); }
   void do_shutdown() noexcept override { inner_->shutdown(); }
