@@ -10,6 +10,7 @@
 #include <fstream>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -292,3 +293,24 @@ TEST(DirectoryBackend, ObjectFileNamesParseBack) {
     EXPECT_FALSE(mlbs::tiers::parse_object_file_name(other)) << other;
 }
 }  // namespace
+
+// Every MPI rank probes the same tier paths while the others create their
+// scratch spaces: a scan must never take a space being created for a dead
+// runtime's (its owner lock is held from the moment it is visible).
+TEST(DirectoryBackend, ScanForAbandonedScratchNeverRemovesASpaceBeingCreated) {
+  mlbs::test::TempDir dir;
+  auto creator = dir_tier(dir.path().string());
+  creator->probe();
+  std::vector<std::string> spaces;
+  {
+    std::jthread scanner([&](std::stop_token st) {
+      auto other = dir_tier(dir.path().string());
+      while (!st.stop_requested()) other->probe();  // probe() scans for abandoned scratch spaces
+    });
+    for (int i = 0; i < 300; ++i) {
+      spaces.push_back("s.rank-0." + std::to_string(i) + ".scratch");
+      EXPECT_NO_THROW(creator->create_space(spaces.back())) << spaces.back();
+    }
+  }  // the scanner stops and is joined here
+  for (const auto& s : spaces) EXPECT_TRUE(std::filesystem::exists(dir.path() / s)) << s << " was removed";
+}

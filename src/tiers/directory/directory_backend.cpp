@@ -198,8 +198,13 @@ void DirectoryBackend::do_create_space(const std::string& space) {
   if (ec) fail(ec.value(), fmt::format("cannot create {}", dir.string()), nullptr);
   if (fresh) sync_directory(root_);  // the space must survive a crash as its files do
   if (is_scratch(space)) {
-    const int fd = ::open((dir / kOwnerLock).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    // The lock appears already held: created and locked under another name,
+    // then renamed. Another runtime scanning for abandoned spaces (every MPI
+    // rank probes the same paths) would otherwise find it unlocked in between,
+    // take it for a dead runtime's, and remove the space being created.
+    const fs::path fresh_lock = dir / (std::string(kOwnerLock) + ".new");
+    const int fd = ::open(fresh_lock.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::rename(fresh_lock.c_str(), (dir / kOwnerLock).c_str()) != 0) {
       const int err = errno;
       if (fd >= 0) ::close(fd);
       fail(err, fmt::format("cannot lock {}", (dir / kOwnerLock).string()), nullptr);

@@ -248,7 +248,16 @@ Outcome MpiioBackend::prepare(std::uint64_t& file_end) {
     fd = ::open(data_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   } else {
     remove_abandoned_scratch();
-    fd = ::open(data_path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    // Created and locked under another name, then renamed: another job's
+    // scan for abandoned scratch files never sees it unlocked.
+    const fs::path fresh = data_path_.string() + ".new";
+    fd = ::open(fresh.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 && (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::rename(fresh.c_str(), data_path_.c_str()) != 0)) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(fresh.c_str());
+      return {err, fmt::format("cannot create {}", data_path_.string())};
+    }
   }
   if (fd < 0) return {errno, fmt::format("cannot create {}", data_path_.string())};
   struct stat st {};
@@ -281,9 +290,7 @@ Outcome MpiioBackend::prepare(std::uint64_t& file_end) {
     file_end = mpiio::align_up(std::max<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), kHeaderBytes));
   }
   if (!persistent() && !out.err) {
-    // Held while the job runs: a later job on this path sees it is alive.
-    ::flock(fd, LOCK_EX | LOCK_NB);
-    lock_fd_ = fd;
+    lock_fd_ = fd;  // locked since its creation, while the job runs: a later job sees it is alive
   } else {
     ::close(fd);
   }
