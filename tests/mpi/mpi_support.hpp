@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <mlbs/mlbs.hpp>
 #include <mpi.h>
 
 #include <cstdint>
@@ -65,6 +66,22 @@ inline bool all_ranks(bool ok) {
 /// A value no two (rank, id, element) share, exact in float below 2^24.
 inline float value(int rank, std::uint64_t id, std::size_t i) {
   return static_cast<float>((static_cast<std::uint64_t>(rank) * 64 + id) * 1024 + i % 1024);
+}
+
+/// The suites' records: 4096 floats (16 KiB) of value(rank, id, i).
+constexpr std::size_t kElems = 4096;
+constexpr std::uint64_t kRecord = kElems * sizeof(float);
+
+inline void fill(mlbs::Store<float>& u, std::uint64_t id, int rank = world_rank()) {
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = value(rank, id, i);
+}
+
+/// The working buffer is this rank's record `id`, every byte.
+inline bool holds(const mlbs::Store<float>& u, std::uint64_t id) {
+  if (u.size() != kElems) return false;
+  for (std::size_t i = 0; i < u.size(); ++i)
+    if (u[i] != value(world_rank(), id, i)) return false;
+  return true;
 }
 
 }  // namespace mlbs::test

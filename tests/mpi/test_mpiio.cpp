@@ -21,13 +21,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using mlbs::test::all_ranks;
+using mlbs::test::fill;
+using mlbs::test::holds;
+using mlbs::test::kElems;
+using mlbs::test::kRecord;
 using mlbs::test::SharedTempDir;
 using mlbs::test::value;
 using mlbs::test::world_rank;
 using mlbs::test::world_size;
 
-constexpr std::size_t kElems = 4096;  // 16 KiB records
-constexpr std::uint64_t kRecord = kElems * sizeof(float);
 
 mlbs::Config through_directory(const SharedTempDir& dir, mlbs::Schedule schedule = mlbs::Schedule::lifo()) {
   mlbs::Config cfg;
@@ -48,16 +50,7 @@ mlbs::Config straight_down(const SharedTempDir& dir, std::uint64_t records,
   return cfg;
 }
 
-void fill(mlbs::Store<float>& u, std::uint64_t id, int rank = world_rank()) {
-  for (std::size_t i = 0; i < u.size(); ++i) u[i] = value(rank, id, i);
-}
 
-bool holds(const mlbs::Store<float>& u, std::uint64_t id) {
-  if (u.size() != kElems) return false;
-  for (std::size_t i = 0; i < u.size(); ++i)
-    if (u[i] != value(world_rank(), id, i)) return false;
-  return true;
-}
 
 std::vector<char> record_bytes(int rank, std::uint64_t id) {
   std::vector<char> bytes(kRecord);

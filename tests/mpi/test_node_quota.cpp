@@ -16,13 +16,15 @@ namespace {
 
 using mlbs::mpi::NodeQuota;
 using mlbs::test::all_ranks;
+using mlbs::test::fill;
+using mlbs::test::holds;
+using mlbs::test::kElems;
+using mlbs::test::kRecord;
 using mlbs::test::SharedTempDir;
 using mlbs::test::value;
 using mlbs::test::world_rank;
 using mlbs::test::world_size;
 
-constexpr std::size_t kElems = 4096;
-constexpr std::uint64_t kRecord = kElems * sizeof(float);  // 16 KiB
 constexpr std::uint64_t kSlotsPerRank = 4;                  // the node budget: 4 records per rank
 
 std::uint64_t node_budget() { return kSlotsPerRank * kRecord * static_cast<std::uint64_t>(world_size()); }
@@ -44,7 +46,7 @@ std::uint64_t sum_over_ranks(std::uint64_t v) {
 
 void write_records(mlbs::Store<float>& u, std::uint64_t from, std::uint64_t count) {
   for (std::uint64_t id = from; id < from + count; ++id) {
-    for (std::size_t i = 0; i < u.size(); ++i) u[i] = value(world_rank(), id, i);
+    fill(u, id);
     u.write(id);
   }
 }
@@ -64,7 +66,7 @@ bool reads_back(mlbs::Store<float>& u, std::uint64_t from, std::uint64_t count) 
   bool ok = true;
   for (std::uint64_t id = from + count; id-- > from;) {
     u.read(id);
-    for (std::size_t i = 0; i < u.size() && ok; ++i) ok = u[i] == value(world_rank(), id, i);
+    ok = ok && holds(u, id);
   }
   return ok;
 }

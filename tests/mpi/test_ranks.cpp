@@ -14,13 +14,15 @@
 namespace {
 
 using mlbs::test::all_ranks;
+using mlbs::test::fill;
+using mlbs::test::holds;
+using mlbs::test::kElems;
+using mlbs::test::kRecord;
 using mlbs::test::SharedTempDir;
 using mlbs::test::value;
 using mlbs::test::world_rank;
 using mlbs::test::world_size;
 
-constexpr std::size_t kElems = 4096;  // 16 KiB records
-constexpr std::uint64_t kRecord = kElems * sizeof(float);
 
 mlbs::Config three_tiers(const SharedTempDir& dir, mlbs::Durability durability = mlbs::Durability::scratch) {
   mlbs::Config cfg;
@@ -31,16 +33,7 @@ mlbs::Config three_tiers(const SharedTempDir& dir, mlbs::Durability durability =
   return cfg;
 }
 
-void fill(mlbs::Store<float>& u, std::uint64_t id) {
-  for (std::size_t i = 0; i < u.size(); ++i) u[i] = value(world_rank(), id, i);
-}
 
-bool holds(const mlbs::Store<float>& u, std::uint64_t id) {
-  if (u.size() != kElems) return false;
-  for (std::size_t i = 0; i < u.size(); ++i)
-    if (u[i] != value(world_rank(), id, i)) return false;
-  return true;
-}
 
 TEST(Ranks, RuntimeKnowsItsRankAndSize) {
   SharedTempDir dir;
