@@ -306,7 +306,9 @@ std::uint64_t Engine::tier_free(int t) const {
   if (t == 0) return pool_.free_bytes();
   if (ts.full_latched) return 0;
   if (ts.quota) {
-    const std::uint64_t limit = ts.quota->limit();
+    // The share placement planned with: it changes only with a new version,
+    // which replans; acquire() checks the current one.
+    const std::uint64_t limit = ts.quota_limit;
     return std::min(limit > ts.used ? limit - ts.used : 0, ts.quota->node_free());
   }
   const std::uint64_t cap = cfg_.tiers[t].capacity_bytes;
@@ -408,7 +410,8 @@ void Engine::refresh_placement() {
       // node has left: what other ranks hold is not ours to place into.
       ts.quota_version = ts.quota->version();
       ts.node_free_seen = ts.quota->node_free();
-      caps[t] = std::max<std::uint64_t>(1, std::min(ts.quota->limit(), ts.used + ts.node_free_seen));
+      ts.quota_limit = ts.quota->limit();
+      caps[t] = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.used + ts.node_free_seen));
     }
   }
   Placement p = place(items, mem_target, caps);
@@ -429,6 +432,12 @@ void Engine::refresh_placement() {
       ts.demand = demand;
       ts.quota->publish_demand(demand);
       ts.quota_version = ts.quota->version();
+      // Our own new demand moves our share: place again with it (the demand
+      // does not depend on the share, so the next pass settles).
+      if (ts.quota->limit() != ts.quota_limit) {
+        ranking_dirty_ = true;
+        ++version_;  // helpers plan again before they rest
+      }
     }
   }
 

@@ -137,6 +137,7 @@ class Engine {
     std::unique_ptr<core::SharedQuota> quota;
     std::uint64_t quota_version = 0;  ///< quota->version() at the last placement
     std::uint64_t node_free_seen = 0; ///< quota->node_free() at the last placement
+    std::uint64_t quota_limit = 0;    ///< quota->limit() at the last placement (acquire re-checks it)
     std::uint64_t demand = 0;         ///< bytes placement would put here, last published
   };
 
