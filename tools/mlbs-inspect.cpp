@@ -1,13 +1,22 @@
 // mlbs-inspect — prints the catalog of a persistent store from its journal on
-// the persistent tier, and optionally verifies every record's xxHash3 (in its
-// own .rec file, or in a log of the log layout).
+// the persistent tier, optionally verifies every record's xxHash3 (in its
+// own .rec file, or in a log of the log layout), reports a damaged or lost
+// journal, and salvages such a store (--salvage: a new journal from the
+// entries that survive and the record copies stored).
 //
 //   mlbs-inspect [--verify] [--json] <persistent-tier-dir> <store>
+//   mlbs-inspect --salvage [--verified-only] <persistent-tier-dir> <store>
 //
-// Exit codes: 0 ok, 1 a record failed --verify, 2 usage error or unreadable journal.
-// Read-only: it takes no lock and changes nothing, so it may run beside the
-// runtime that has the store open (it then sees the entries journaled so far).
+// Exit codes: 0 ok, 1 damage found (a record failed --verify, the journal is
+// damaged, or missing beside record copies), 2 usage error or unreadable store.
+// Without --salvage it is read-only: it takes no lock and changes nothing, so
+// it may run beside the runtime that has the store open (it says so, and then
+// sees the entries journaled so far). --salvage takes the store's lock.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,7 +25,10 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <ctime>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +38,7 @@
 
 #include "catalog/checksum.hpp"
 #include "catalog/journal.hpp"
+#include "catalog/salvage.hpp"
 #include "mlbs/config.hpp"
 #include "tiers/directory/directory_backend.hpp"
 
@@ -35,27 +48,40 @@ namespace fs = std::filesystem;
 using mlbs::catalog::JournalEntry;
 
 constexpr int kExitOk = 0;
-constexpr int kExitVerifyFailed = 1;
+constexpr int kExitDamage = 1;
 constexpr int kExitUsage = 2;
 
 constexpr const char* kUsage =
     "Usage: mlbs-inspect [--verify] [--json] <persistent-tier-dir> <store>\n"
+    "       mlbs-inspect --salvage [--verified-only] <persistent-tier-dir> <store>\n"
     "\n"
     "Prints the catalog of a persistent mlbs store: replays\n"
     "<persistent-tier-dir>/<store>/journal.mlbs and lists its live records\n"
     "(id, generation, size, xxHash3 checksum, file, whether the file exists\n"
-    "with the right size).\n"
+    "with the right size). Says whether a runtime has the store open, and\n"
+    "whether the journal ends in a torn tail (a crash: harmless) or is damaged\n"
+    "(an entry that fails its checksum with valid entries after it).\n"
     "\n"
     "Options:\n"
-    "  --verify   re-read every record file and check its xxHash3 (OK/BAD)\n"
-    "  --json     print the same as one JSON object\n"
-    "  --help     this text\n"
+    "  --verify         re-read every record file and check its xxHash3 (OK/BAD)\n"
+    "  --json           print the same as one JSON object\n"
+    "  --salvage        rebuild a damaged or lost journal: every record copy stored\n"
+    "                   is read; a copy that a surviving entry vouches for is kept\n"
+    "                   (verified), one no entry names is kept with the checksum of\n"
+    "                   its bytes (unverified), per id the newest generation wins;\n"
+    "                   copies that are erased, superseded or contradict their entry\n"
+    "                   are dropped (removed when the store is next opened). The old\n"
+    "                   journal is kept as journal.mlbs.damaged-<time>. The store\n"
+    "                   must not be open.\n"
+    "  --verified-only  with --salvage: drop copies no surviving entry vouches for\n"
+    "  --help           this text\n"
     "\n"
     "<persistent-tier-dir> is the path of the last tier in the store's\n"
     "configuration (e.g. the last entry of MLBS_TIERS).\n"
     "\n"
-    "Exit status: 0 ok, 1 a record failed --verify, 2 usage error or\n"
-    "unreadable journal.\n";
+    "Exit status: 0 ok, 1 damage found (a record failed --verify, the journal\n"
+    "is damaged or missing beside record copies), 2 usage error or unreadable\n"
+    "store.\n";
 
 enum class FileState { ok, missing, wrong_size, unreadable };
 
@@ -69,7 +95,7 @@ const char* to_string(FileState s) {
   return "?";
 }
 
-enum class Verdict { not_checked, ok, bad };
+enum class Verdict { not_checked, ok, bad, erased };
 
 struct Row {
   JournalEntry entry;
@@ -84,6 +110,8 @@ struct Row {
 struct Options {
   bool verify = false;
   bool json = false;
+  bool salvage = false;
+  bool verified_only = false;
   std::string tier_dir;
   std::string store;
 };
@@ -125,27 +153,160 @@ const char* verdict_text(Verdict v) {
     case Verdict::not_checked: return "-";
     case Verdict::ok: return "OK";
     case Verdict::bad: return "BAD";
+    case Verdict::erased: return "erased during the scan";
   }
   return "?";
+}
+
+/// True when a runtime holds the store's lock (an flock on <store>/LOCK),
+/// read from /proc/locks so that looking takes no lock a runtime could trip on.
+bool store_is_open(const fs::path& store_dir) {
+  struct stat st {};
+  if (::stat((store_dir / "LOCK").c_str(), &st) != 0) return false;
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    // "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF": the device in hex.
+    unsigned major = 0, minor = 0;
+    unsigned long long inode = 0;
+    const auto at = line.find(" FLOCK ");
+    if (at == std::string::npos) continue;
+    std::istringstream in(line.substr(at));
+    std::string kind, mode, access, pid, dev;
+    if (!(in >> kind >> mode >> access >> pid >> dev)) continue;
+    if (std::sscanf(dev.c_str(), "%x:%x:%llu", &major, &minor, &inode) != 3) continue;
+    if (major == ::major(st.st_dev) && minor == ::minor(st.st_dev) && inode == st.st_ino) return true;
+  }
+  return false;
+}
+
+/// Every record copy stored in the store's folder (either layout), read in full.
+std::vector<mlbs::catalog::StoredCopy> read_stored_copies(const fs::path& store_dir) {
+  std::vector<mlbs::catalog::StoredCopy> copies;
+  for (const fs::path& p : mlbs::tiers::list_stored_objects(store_dir)) {
+    if (p.parent_path() != store_dir) continue;  // a folder inside it is not the store's
+    const auto name = mlbs::tiers::parse_object_file_name(p.filename().string());
+    if (!name) continue;
+    mlbs::catalog::StoredCopy c;
+    c.id = name->first;
+    c.generation = name->second;
+    const mlbs::tiers::StoredObject where = mlbs::tiers::locate_stored_object(store_dir, c.id, c.generation);
+    std::string why;
+    c.bytes = where.bytes;
+    c.readable = where.found && hash_file(where.file, where.offset, where.bytes, c.checksum, why);
+    copies.push_back(c);
+  }
+  return copies;
+}
+
+/// The valid entries of a journal, however damaged; none if it is missing or foreign.
+std::vector<JournalEntry> surviving_entries(const fs::path& journal) {
+  try {
+    return mlbs::catalog::replay_journal(journal.string()).all_entries();
+  } catch (const mlbs::CorruptionError&) {
+    return {};  // not an mlbs journal at all: nothing in it can be trusted
+  }
+}
+
+int salvage(const Options& opt, const fs::path& store_dir, const fs::path& journal) {
+  // Exclusive, as a runtime takes it: no runtime may open the store meanwhile.
+  const fs::path lock_path = store_dir / "LOCK";
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0) {
+    std::fprintf(stderr, "mlbs-inspect: cannot open %s: %s\n", lock_path.c_str(), std::strerror(errno));
+    return kExitUsage;
+  }
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    std::fprintf(stderr, "mlbs-inspect: store '%s' is open in a runtime: close it before salvaging\n",
+                 opt.store.c_str());
+    ::close(lock);
+    return kExitUsage;
+  }
+  const auto surviving = surviving_entries(journal);
+  const auto plan = mlbs::catalog::plan_salvage(surviving, read_stored_copies(store_dir), !opt.verified_only);
+  std::string kept_as;
+  std::error_code ec;
+  if (fs::exists(journal, ec)) {
+    // The old journal stays for whoever wants to look at it again.
+    kept_as = fmt::format("{}.damaged-{}", journal.string(), static_cast<long long>(std::time(nullptr)));
+    fs::rename(journal, kept_as);
+  }
+  mlbs::catalog::write_journal(journal.string(), plan.journal);
+  ::close(lock);
+
+  std::map<mlbs::catalog::SalvagePlan::Verdict, std::size_t> count;
+  std::string out = fmt::format("salvaged store '{}': {} valid entr{} survived, {} record cop{} stored\n", opt.store,
+                                surviving.size(), surviving.size() == 1 ? "y" : "ies", plan.items.size(),
+                                plan.items.size() == 1 ? "y" : "ies");
+  for (const auto& item : plan.items) {
+    ++count[item.verdict];
+    out += fmt::format("  id {} generation {} ({} bytes): {}{}\n", item.copy.id, item.copy.generation,
+                       item.copy.bytes, mlbs::catalog::to_string(item.verdict),
+                       item.why.empty() ? "" : " (" + item.why + ")");
+  }
+  using V = mlbs::catalog::SalvagePlan::Verdict;
+  out += fmt::format(
+      "kept {} records: {} verified, {} unverified (no entry survived: their bytes cannot be checked)\n"
+      "dropped {} copies ({} damaged, {} erased, {} superseded, {} not adopted): removed when the store is next "
+      "opened\n",
+      count[V::verified] + count[V::unverified], count[V::verified], count[V::unverified],
+      count[V::damaged] + count[V::erased] + count[V::superseded] + count[V::not_adopted], count[V::damaged],
+      count[V::erased], count[V::superseded], count[V::not_adopted]);
+  out += fmt::format("new journal {}{}\n", journal.string(),
+                     kept_as.empty() ? "" : fmt::format(" (the old one is kept as {})", kept_as));
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
 }
 
 int run(const Options& opt) {
   const fs::path store_dir = fs::path(opt.tier_dir) / opt.store;
   const fs::path journal = store_dir / "journal.mlbs";
   std::error_code ec;
-  if (!fs::is_regular_file(journal, ec)) {
-    std::fprintf(stderr, "mlbs-inspect: no journal at %s: not a persistent store of that name\n",
-                 journal.c_str());
+  if (!fs::is_directory(store_dir, ec)) {
+    std::fprintf(stderr, "mlbs-inspect: no folder %s: not a persistent store of that name\n", store_dir.c_str());
     return kExitUsage;
   }
+  if (opt.salvage) return salvage(opt, store_dir, journal);
+  const std::size_t stored = mlbs::tiers::count_stored_objects(store_dir);
+  const auto salvage_hint = fmt::format("salvage it with: mlbs-inspect --salvage {} {}", opt.tier_dir, opt.store);
+  if (!fs::is_regular_file(journal, ec)) {
+    if (stored == 0) {
+      std::fprintf(stderr, "mlbs-inspect: no journal at %s: not a persistent store of that name\n",
+                   journal.c_str());
+      return kExitUsage;
+    }
+    std::fprintf(stderr, "mlbs-inspect: DAMAGED: journal %s is missing but %zu record copies are stored; %s\n",
+                 journal.c_str(), stored, salvage_hint.c_str());
+    return kExitDamage;
+  }
+  const bool live = store_is_open(store_dir);
 
   mlbs::catalog::JournalReplay replay;
   try {
     replay = mlbs::catalog::replay_journal(journal.string());
+  } catch (const mlbs::CorruptionError& e) {
+    std::fprintf(stderr, "mlbs-inspect: DAMAGED: %s; %s\n", e.what(), salvage_hint.c_str());
+    return kExitDamage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mlbs-inspect: %s\n", e.what());
     return kExitUsage;
   }
+  const bool header_lost = replay.valid_bytes < mlbs::catalog::Journal::kHeaderBytes && stored > 0;
+  const bool damaged = replay.damaged() || header_lost;
+  std::string journal_state = "ok";
+  if (replay.damaged())
+    journal_state = fmt::format(
+        "DAMAGED: the entry at byte {} fails its checksum and {} valid entr{} follow ({} damaged in all); the "
+        "records below are those of the entries before it. {}",
+        replay.damaged_at, replay.after_damage.size(), replay.after_damage.size() == 1 ? "y" : "ies",
+        replay.damaged_entries, salvage_hint);
+  else if (header_lost)
+    journal_state = fmt::format("DAMAGED: {} bytes, less than its header, but {} record copies are stored. {}",
+                                replay.torn_bytes, stored, salvage_hint);
+  else if (replay.torn_bytes)
+    journal_state = fmt::format("torn tail of {} bytes (a crash while appending: ignored, and cut off by the next "
+                                "runtime that opens the store)",
+                                replay.torn_bytes);
 
   std::uint64_t puts = 0, erases = 0;
   for (const JournalEntry& e : replay.entries) (e.op == JournalEntry::Op::put ? puts : erases) += 1;
@@ -186,13 +347,31 @@ int run(const Options& opt) {
     }
     rows.push_back(std::move(row));
   }
+  if (live && failed) {
+    // The runtime may have erased records while they were read: those are
+    // gone, not lost. Only what the journal still names now is a failure.
+    failed = false;
+    const auto now = mlbs::catalog::replay_journal(journal.string()).live;
+    for (Row& r : rows) {
+      if (r.verdict != Verdict::bad) continue;
+      const auto it = now.find(r.entry.id);
+      if (it == now.end() || it->second.generation != r.entry.generation) {
+        r.verdict = Verdict::erased;
+        r.problem.clear();
+      } else {
+        failed = true;
+      }
+    }
+  }
 
   if (opt.json) {
     nlohmann::ordered_json j = {
         {"store", opt.store},           {"journal", journal.string()},
         {"entries", replay.entries.size()}, {"puts", puts},
         {"erases", erases},             {"valid_bytes", replay.valid_bytes},
-        {"torn_bytes", replay.torn_bytes}, {"live_records", rows.size()},
+        {"torn_bytes", replay.torn_bytes}, {"journal_state", damaged ? "damaged" : replay.torn_bytes ? "torn tail" : "ok"},
+        {"damaged_at", replay.damaged_at}, {"entries_after_damage", replay.after_damage.size()},
+        {"stored_copies", stored}, {"open_in_a_runtime", live}, {"live_records", rows.size()},
         {"total_bytes", total_bytes},   {"verified", opt.verify}};
     if (opt.verify) j["ok"] = !failed;
     j["records"] = nlohmann::ordered_json::array();
@@ -211,7 +390,7 @@ int run(const Options& opt) {
     }
     // Invalid UTF-8 in a path is replaced, not a reason to fail.
     std::puts(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-    return failed ? kExitVerifyFailed : kExitOk;
+    return failed || damaged ? kExitDamage : kExitOk;
   }
 
   std::string out;
@@ -219,9 +398,8 @@ int run(const Options& opt) {
   out += fmt::format("journal       {}\n", journal.string());
   out += fmt::format("entries       {} ({} put, {} erase)\n", replay.entries.size(), puts, erases);
   out += fmt::format("valid bytes   {}\n", replay.valid_bytes);
-  out += fmt::format("torn bytes    {}{}\n", replay.torn_bytes,
-                     replay.torn_bytes ? " (ignored; cut off by the next runtime that opens the store)"
-                                       : "");
+  out += fmt::format("journal state {}\n", journal_state);
+  out += fmt::format("open          {}\n", live ? "yes: a runtime has the store open; this is a snapshot" : "no");
   out += fmt::format("live records  {}\n", rows.size());
   out += fmt::format("total bytes   {} ({})\n", total_bytes, mlbs::format_bytes(total_bytes));
   if (!rows.empty()) {
@@ -263,7 +441,7 @@ int run(const Options& opt) {
                        bad ? fmt::format(", {} BAD", bad) : std::string{});
   }
   std::fputs(out.c_str(), stdout);
-  return failed ? kExitVerifyFailed : kExitOk;
+  return failed || damaged ? kExitDamage : kExitOk;
 }
 
 }  // namespace
@@ -279,6 +457,10 @@ int main(int argc, char** argv) {
     }
     if (arg == "--verify") {
       opt.verify = true;
+    } else if (arg == "--salvage") {
+      opt.salvage = true;
+    } else if (arg == "--verified-only") {
+      opt.verified_only = true;
     } else if (arg == "--json") {
       opt.json = true;
     } else if (arg == "--") {
@@ -293,6 +475,14 @@ int main(int argc, char** argv) {
   if (positional.size() != 2) {
     std::fprintf(stderr, "mlbs-inspect: expected <persistent-tier-dir> <store>, got %zu argument%s\n%s",
                  positional.size(), positional.size() == 1 ? "" : "s", kUsage);
+    return kExitUsage;
+  }
+  if (opt.verified_only && !opt.salvage) {
+    std::fprintf(stderr, "mlbs-inspect: --verified-only goes with --salvage\n%s", kUsage);
+    return kExitUsage;
+  }
+  if (opt.salvage && (opt.verify || opt.json)) {
+    std::fprintf(stderr, "mlbs-inspect: --salvage takes neither --verify nor --json\n%s", kUsage);
     return kExitUsage;
   }
   opt.tier_dir = positional[0];

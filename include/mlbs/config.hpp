@@ -49,7 +49,8 @@ struct Tier {
   bool page_cache = false;
   /// Directory tiers: the I/O path (see IoBackend). io_uring needs page_cache off.
   IoBackend io_backend = IoBackend::automatic;
-  /// io_uring: requests in flight at once per transfer (1..256).
+  /// io_uring: requests in flight at once per transfer (1..max_queue_depth).
+  static constexpr unsigned max_queue_depth = 256;
   unsigned queue_depth = 8;
   /// io_uring: bytes per request; each chunk the engine moves (Config::io_chunk_bytes)
   /// is split into requests of this size. A multiple of 4096, 4 KiB..1 GiB.
@@ -91,7 +92,8 @@ struct Config {
   /// cores the application's threads leave free, else the last core); -2 =
   /// none (not pinned). Stats::helper_cores says where they ended up.
   int helper_core = -1;
-  unsigned helper_threads = 1;   ///< helper threads moving data (>1 overlaps tiers)
+  static constexpr unsigned max_helper_threads = 64;
+  unsigned helper_threads = 1;   ///< helper threads moving data, 1..max_helper_threads (>1 overlaps tiers)
   bool checksums = true;         ///< xxHash3 of every record, verified on the way up
   Layout layout = Layout::file_per_record;  ///< every directory tier's layout, unless Tier::layout says
   /// Staging buffer of copies between two file tiers: the largest transfer

@@ -59,6 +59,29 @@ bool decode(const unsigned char* b, JournalEntry& e) {
 
 }  // namespace
 
+std::map<std::uint64_t, JournalEntry> live_records(const std::vector<JournalEntry>& entries) {
+  std::map<std::uint64_t, JournalEntry> live;
+  for (const JournalEntry& e : entries) {
+    if (e.op == JournalEntry::Op::put) {
+      // Helpers may journal two generations of one id out of order: the
+      // newest generation is the live one.
+      auto it = live.find(e.id);
+      if (it == live.end() || it->second.generation < e.generation) live[e.id] = e;
+    } else if (auto it = live.find(e.id); it != live.end() && it->second.generation == e.generation) {
+      // An erase names the generation it removes: a newer put of the same id
+      // may already stand before it in the journal.
+      live.erase(it);
+    }
+  }
+  return live;
+}
+
+std::vector<JournalEntry> JournalReplay::all_entries() const {
+  std::vector<JournalEntry> all = entries;
+  all.insert(all.end(), after_damage.begin(), after_damage.end());
+  return all;
+}
+
 JournalReplay replay_journal(const std::string& path) {
   JournalReplay r;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -66,6 +89,7 @@ JournalReplay replay_journal(const std::string& path) {
     if (errno == ENOENT) return r;
     throw IoError(errno, fmt::format("cannot open journal {}", path));
   }
+  r.exists = true;
   std::string bytes;
   char buf[1 << 16];
   for (;;) {
@@ -94,24 +118,53 @@ JournalReplay replay_journal(const std::string& path) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   JournalEntry e;
   // The first entry that fails its checksum ends the valid prefix: entries
-  // are appended in order, so anything after a torn one was never acknowledged.
+  // are appended in order, so after a torn one nothing was acknowledged...
   while (off + Journal::kEntryBytes <= bytes.size() && decode(p + off, e)) {
     r.entries.push_back(e);
-    if (e.op == JournalEntry::Op::put) {
-      // Helpers may journal two generations of one id out of order: the
-      // newest generation is the live one.
-      auto it = r.live.find(e.id);
-      if (it == r.live.end() || it->second.generation < e.generation) r.live[e.id] = e;
-    } else if (auto it = r.live.find(e.id); it != r.live.end() && it->second.generation == e.generation) {
-      // An erase names the generation it removes: a newer put of the same id
-      // may already stand before it in the journal.
-      r.live.erase(it);
-    }
     off += Journal::kEntryBytes;
   }
   r.valid_bytes = off;
   r.torn_bytes = bytes.size() - off;
+  r.live = live_records(r.entries);
+  // ...unless valid entries follow it: then it was damaged after it was
+  // written, and those entries (acknowledged, perhaps) must not be ignored.
+  std::uint64_t bad = 0;
+  for (std::size_t at = off; at + Journal::kEntryBytes <= bytes.size(); at += Journal::kEntryBytes) {
+    if (!decode(p + at, e)) {
+      ++bad;
+      continue;
+    }
+    if (!r.damaged_at) r.damaged_at = off;
+    r.damaged_entries = bad;
+    r.after_damage.push_back(e);
+  }
   return r;
+}
+
+void write_journal(const std::string& path, const std::vector<JournalEntry>& entries) {
+  const std::string tmp = path + ".new";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(errno, fmt::format("cannot create {}", tmp));
+  std::string bytes(kHeader, Journal::kHeaderBytes);
+  for (const JournalEntry& e : entries) {
+    const EntryBytes b = encode(e);
+    bytes.append(reinterpret_cast<const char*>(b.data()), b.size());
+  }
+  int err = 0;
+  for (std::size_t done = 0; done < bytes.size() && !err;) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno != EINTR) err = errno;
+    if (n > 0) done += static_cast<std::size_t>(n);
+  }
+  if (!err && ::fsync(fd) != 0) err = errno;
+  ::close(fd);
+  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (!err) err = tiers::sync_directory(std::filesystem::path(path).parent_path());
+  if (err) {
+    ::unlink(tmp.c_str());
+    if (err == ENOSPC || err == EDQUOT) throw DeviceFullError(err, fmt::format("cannot write journal {}", path));
+    throw IoError(err, fmt::format("cannot write journal {}", path));
+  }
 }
 
 Journal::Journal(std::string path, std::uint64_t valid_bytes) : path_(std::move(path)) {

@@ -1,5 +1,6 @@
 // mlbs — the catalog journal of a persistent store: append-only, fixed-size,
-// self-checksummed entries, so a torn tail is detected and ignored.
+// self-checksummed entries, so a torn tail is detected and ignored, and an
+// entry damaged in the middle (valid entries after it) is told from one.
 #pragma once
 
 #include <cstdint>
@@ -20,15 +21,36 @@ struct JournalEntry {
 };
 
 struct JournalReplay {
-  std::vector<JournalEntry> entries;     ///< every valid entry, in order
-  std::map<std::uint64_t, JournalEntry> live;  ///< id -> last put not erased after it
-  std::uint64_t valid_bytes = 0;         ///< length of the valid prefix
-  std::uint64_t torn_bytes = 0;          ///< ignored bytes after it
+  bool exists = false;                   ///< the file was there
+  std::vector<JournalEntry> entries;     ///< the valid prefix's entries, in order
+  std::map<std::uint64_t, JournalEntry> live;  ///< id -> last put not erased after it (in the prefix)
+  std::uint64_t valid_bytes = 0;         ///< length of the valid prefix (0: not even a whole header)
+  std::uint64_t torn_bytes = 0;          ///< bytes after it: a torn tail, or the damaged rest
+  /// Damage, not a torn tail: the offset of the first entry that fails its
+  /// checksum while valid entries follow it (0: none). A crash only ever
+  /// tears the end, so this is the device's or someone's doing: the prefix
+  /// alone does not say what the store holds.
+  std::uint64_t damaged_at = 0;
+  std::uint64_t damaged_entries = 0;     ///< entries that fail their checksum before the last valid one
+  std::vector<JournalEntry> after_damage;  ///< the valid entries past the damage, in order (for salvage)
+
+  bool damaged() const noexcept { return damaged_at != 0; }
+  /// Every valid entry, the prefix's and those past the damage.
+  std::vector<JournalEntry> all_entries() const;
 };
 
-/// Reads a journal; a missing file is an empty journal. Throws IoError when
-/// the file exists but cannot be read, CorruptionError for a foreign header.
+/// Reads a journal; a missing file is an empty journal (exists = false).
+/// Throws IoError when the file exists but cannot be read, CorruptionError
+/// for a foreign header. Damage past the header is reported, not thrown.
 JournalReplay replay_journal(const std::string& path);
+
+/// Folds entries into the live map as replay does: the newest generation's
+/// put of an id, unless an erase names that generation.
+std::map<std::uint64_t, JournalEntry> live_records(const std::vector<JournalEntry>& entries);
+
+/// Writes a new journal holding `entries` at `path` (replacing it
+/// atomically: written beside it, synced, renamed, folder synced).
+void write_journal(const std::string& path, const std::vector<JournalEntry>& entries);
 
 /// Appends entries. An entry is written only after the data it describes is
 /// durable; sync() makes the appended entries durable themselves.

@@ -138,6 +138,7 @@ std::optional<std::uint64_t> unit_multiplier(std::string_view unit) {
     case 'm': binary = MiB, decimal = 1'000'000ull; break;
     case 'g': binary = GiB, decimal = 1'000'000'000ull; break;
     case 't': binary = TiB, decimal = 1'000'000'000'000ull; break;
+    case 'p': binary = 1024 * TiB, decimal = 1'000'000'000'000'000ull; break;
     default: return std::nullopt;
   }
   const std::string_view rest = std::string_view(u).substr(1);
@@ -270,11 +271,19 @@ std::vector<Tier> parse_tier_spec_at(std::string_view spec, const Where& where) 
       // only if it parses as one, so paths may contain ':'.
       std::string_view path = rest;
       std::uint64_t capacity = 0;
+      // A last part that starts with a digit is meant as a quota: one that
+      // does not parse ("1PB", "64GiBs") is a typo to report, not a folder
+      // to create without a quota.
       if (const auto last = rest.rfind(':'); last != std::string_view::npos) {
-        std::string ignored;
-        if (const auto size = try_parse_size(rest.substr(last + 1), ignored)) {
+        const std::string_view tail = trim(rest.substr(last + 1));
+        std::string error;
+        if (const auto size = try_parse_size(tail, error)) {
           capacity = *size;
           path = trim(rest.substr(0, last));
+        } else if (!tail.empty() && tail.front() >= '0' && tail.front() <= '9') {
+          at.fail(fmt::format("'{}': the quota {} (a path whose last part starts with a digit must end in "
+                              "':<quota>', e.g. dir:/data/run:2024:64GiB)",
+                              entry, error));
         }
       }
       if (path.empty() && is_mpiio_kind(kind))
@@ -383,8 +392,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
       if (const auto [it, fresh] = directories.try_emplace(normal, i); !fresh)
         fail(name + ".path", fmt::format("'{}' is the same directory as tiers[{}] ('{}')", tier.path, it->second,
                                          cfg.tiers[it->second].path));
-      if (tier.queue_depth < 1 || tier.queue_depth > 256)
-        fail(name + ".queue_depth", fmt::format("{} is not between 1 and 256", tier.queue_depth));
+      if (tier.queue_depth < 1 || tier.queue_depth > Tier::max_queue_depth)
+        fail(name + ".queue_depth", fmt::format("{} is not between 1 and {}", tier.queue_depth, Tier::max_queue_depth));
       if (tier.io_request_bytes < 4096 || tier.io_request_bytes % 4096 != 0 || tier.io_request_bytes > (1ull << 30))
         fail(name + ".io_request",
              fmt::format("{} is not a multiple of 4096 bytes between 4 KiB and 1 GiB", tier.io_request_bytes));
@@ -406,8 +415,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
       fail(name + ".block", fmt::format("{} is not a power of two >= 512", tier.block_bytes));
   }
 
-  if (cfg.helper_threads < 1 || cfg.helper_threads > 64)
-    fail("helper_threads", fmt::format("{} is not between 1 and 64", cfg.helper_threads));
+  if (cfg.helper_threads < 1 || cfg.helper_threads > Config::max_helper_threads)
+    fail("helper_threads", fmt::format("{} is not between 1 and {}", cfg.helper_threads, Config::max_helper_threads));
   if (cfg.helper_core < -2)
     fail("helper_core", fmt::format("{} is not a core (expected -1 for auto, -2 for none, or >= 0)", cfg.helper_core));
   if (cfg.io_chunk_bytes < 4096 || cfg.io_chunk_bytes % 4096 != 0 || cfg.io_chunk_bytes > (1ull << 30))
@@ -460,7 +469,7 @@ class TomlReader {
       } else if (name == "helper_core") {
         cfg.helper_core = node.is_integer() ? integer<int>(node, at, -1) : parse_helper_core_at(string(node, at), at);
       } else if (name == "helper_threads") {
-        cfg.helper_threads = integer<unsigned>(node, at, 0);
+        cfg.helper_threads = integer<unsigned>(node, at, 1, Config::max_helper_threads);
       } else if (name == "checksums") {
         cfg.checksums = boolean(node, at);
       } else if (name == "layout") {
@@ -515,13 +524,17 @@ class TomlReader {
     wrong_type(node, at, "true or false");
   }
 
+  /// An integer of at least `min` that Int can hold; the message names the
+  /// field's own range [min, max]. Values Int holds beyond `max` are left to
+  /// validate(), so an environment override can still correct them.
   template <typename Int>
-  static Int integer(const toml::node& node, const Where& at, std::int64_t min) {
+  static Int integer(const toml::node& node, const Where& at, std::int64_t min,
+                     std::uint64_t max = std::numeric_limits<Int>::max()) {
     const auto* i = node.as_integer();
     if (!i) wrong_type(node, at, "an integer");
     const std::int64_t v = i->get();
     if (v < min || std::cmp_greater(v, std::numeric_limits<Int>::max()))
-      at.fail(fmt::format("{} is out of range ({} to {})", v, min, std::numeric_limits<Int>::max()));
+      at.fail(fmt::format("{} is out of range ({} to {})", v, min, max));
     return static_cast<Int>(v);
   }
 
@@ -615,7 +628,7 @@ class TomlReader {
         else if (field == "io_backend")
           tier.io_backend = parse_io_backend_at(string(node, at), at);
         else if (field == "queue_depth")
-          tier.queue_depth = integer<unsigned>(node, at, 1);
+          tier.queue_depth = integer<unsigned>(node, at, 1, Tier::max_queue_depth);
         else
           tier.io_request_bytes = size(node, at);
       } else {

@@ -137,9 +137,10 @@ Engine::~Engine() { shutdown(); }
 void Engine::shutdown() noexcept {
   Lock lock(mu_);
   if (stopping_) return;
-  // Persistent mode owes every accepted record to the last tier.
+  // One deadline for everything shutdown may wait on: draining what
+  // persistent mode owes the last tier, then the transfers in flight.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(cfg_.shutdown_timeout_ms);
   if (persistent()) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(cfg_.shutdown_timeout_ms);
     for (std::uint32_t s = 0; s < stores_.size(); ++s) {
       if (!stores_[s].open) continue;
       try {
@@ -151,9 +152,19 @@ void Engine::shutdown() noexcept {
     }
   }
   stopping_ = true;
-  lock.unlock();
   for (auto& h : helpers_) h.request_stop();
   work_cv_.notify_all();
+  state_cv_.notify_all();
+  // Helpers plan nothing new now; wait out what they are moving, then cut
+  // short the waits the tiers own (pacing, injected delays) so joining them
+  // keeps to the time-out.
+  if (!state_cv_.wait_until(lock, deadline, [&] { return inflight_ == 0; })) {
+    std::fprintf(stderr, "mlbs: shutdown: %u transfer%s still in flight after %u ms: cancelled\n", inflight_,
+                 inflight_ == 1 ? "" : "s", cfg_.shutdown_timeout_ms);
+    for (TierState& ts : tiers_)
+      if (ts.backend) ts.backend->cancel();
+  }
+  lock.unlock();
   for (auto& h : helpers_)
     if (h.joinable()) h.join();
   lock.lock();
@@ -522,6 +533,7 @@ void Engine::retire(Record& r) {
   // user finish it.
   auto it = records_.find({r.store, r.id});
   r.retired = true;
+  live_bytes_ -= r.size;
   retiring_.push_back(std::move(it->second));
   records_.erase(it);
   touch();
@@ -537,6 +549,7 @@ void Engine::erase_record(Record& r) {
   if (r.retired) {
     std::erase_if(retiring_, [&](const std::unique_ptr<Record>& p) { return p.get() == &r; });
   } else {
+    live_bytes_ -= r.size;
     records_.erase({r.store, r.id});
   }
   touch();
@@ -770,7 +783,17 @@ void Engine::execute(Op& op, detail::Block& staging) {
                           {op.store_name, r.id, tiers_[op.src].backend->label()});
   if (writer) writer->commit(op.persist);
   if (op.persist) {
-    op.journal->append({catalog::JournalEntry::Op::put, r.id, r.gen, size, expected});
+    try {
+      op.journal->append({catalog::JournalEntry::Op::put, r.id, r.gen, size, expected});
+    } catch (...) {
+      // No entry names the copy (append cuts a partial one): take it back
+      // rather than leave it for the next recovery to find.
+      try {
+        tiers_[op.dst].backend->remove({op.dst_space, r.id, r.gen, op.store_name});
+      } catch (...) {
+      }
+      throw;
+    }
     op.journal->sync();
   }
 }
@@ -808,6 +831,8 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     if (err) {
       ++tiers_[op.tier].stats.errors;
       pending_errors_.push_back(err);
+    } else if (std::exchange(tiers_[op.tier].full_latched, false)) {
+      ranking_dirty_ = true;  // room came free on a device that said it was full: try it again
     }
     if (op.journal)
       for (StoreState& s : stores_)
@@ -889,8 +914,6 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     }
     if (op.persist) r.journaled = true;
     if (op.move && !r.retired) drop_copy(r, op.src);
-    if (op.dst > 0 && tiers_[op.dst].full_latched && tier_free(op.dst) > 0)
-      tiers_[op.dst].full_latched = false;
   }
   settle(r);
 }
@@ -945,6 +968,10 @@ void Engine::recover(std::uint32_t index) {
   check_rank_count(s);
   const std::string journal_path = dir + "/journal.mlbs";
   catalog::JournalReplay replay = catalog::replay_journal(journal_path);
+  // Damage is never a reason to delete: a journal that may not name every
+  // acknowledged record refuses the store before anything is reclaimed.
+  const auto stored = pt.list(s.persistent_space);
+  refuse_damaged_journal(s, replay, journal_path, stored);
   // Generations name files: never hand out one the journal has seen.
   for (const auto& e : replay.entries) next_gen_ = std::max(next_gen_, e.generation + 1);
   // Block-aligned, so an O_DIRECT tier reads straight into it.
@@ -986,10 +1013,11 @@ void Engine::recover(std::uint32_t index) {
     r->last_use = ++clock_;
     note(*r, last(), last());
     tiers_[last()].used += e.size;
+    live_bytes_ += e.size;
     next_gen_ = std::max(next_gen_, e.generation + 1);
     records_.emplace(Key{index, id}, std::move(r));
   }
-  remove_orphans(s, replay);
+  remove_orphans(s, replay, stored);
   s.journal = std::make_shared<catalog::Journal>(journal_path, replay.valid_bytes);
   touch();
 }
@@ -1025,14 +1053,52 @@ void Engine::check_rank_count(const StoreState& s) const {
   }
 }
 
-void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay) {
+void Engine::refuse_damaged_journal(const StoreState& s, const catalog::JournalReplay& replay,
+                                    const std::string& journal_path, const StoredObjects& stored) const {
+  const tiers::Backend& pt = *tiers_[last()].backend;
+  const auto refuse = [&](const std::string& what) {
+    throw CorruptionError(
+        EBADMSG,
+        fmt::format("{}; nothing was changed and the {} record cop{} stored are kept: salvage the store with "
+                    "`mlbs-inspect --salvage {} {}` (docs/persistence.md, \"Salvage\")",
+                    what, stored.size(), stored.size() == 1 ? "y" : "ies", pt.desc().path, s.persistent_space),
+        {s.name, {}, pt.label()});
+  };
+  if (replay.damaged())
+    refuse(fmt::format("journal {} is damaged: the entry at byte {} fails its checksum and {} valid entr{} follow "
+                       "({} damaged in all), so the journal may not name every acknowledged record",
+                       journal_path, replay.damaged_at, replay.after_damage.size(),
+                       replay.after_damage.size() == 1 ? "y" : "ies", replay.damaged_entries));
+  if (stored.empty()) return;
+  // The journal's header is durable before the first record is written, so
+  // record copies beside a missing or header-less journal are damage too.
+  if (!replay.exists)
+    refuse(fmt::format("journal {} is missing but record copies are stored", journal_path));
+  if (replay.valid_bytes < catalog::Journal::kHeaderBytes)
+    refuse(fmt::format("journal {} holds {} bytes, less than its header, but record copies are stored",
+                       journal_path, replay.torn_bytes));
+  // A crash leaves at most one unjournaled copy per helper (each writes one
+  // at a time); more copies that no entry names mean lost entries (a journal
+  // cut short or replaced), not a crash.
+  std::set<std::pair<std::uint64_t, std::uint64_t>> named;
+  for (const auto& e : replay.entries) named.insert({e.id, e.generation});
+  std::size_t unnamed = 0;
+  for (const auto& object : stored) unnamed += !named.count(object);
+  if (unnamed > Config::max_helper_threads)
+    refuse(fmt::format("journal {} names none of {} stored record copies, more than a crash can leave (one per "
+                       "helper, at most {}): entries were lost (the journal was cut short or replaced?)",
+                       journal_path, unnamed, Config::max_helper_threads));
+}
+
+void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay, const StoredObjects& stored) {
   // A killed run leaves objects the journal does not name: written but never
-  // journaled, or erased but not yet removed. The journal alone says what
-  // exists, and the store is locked (no one else writes here), so they go;
-  // otherwise every crash would leak their space for good.
+  // journaled, or erased but not yet removed. The journal is whole (checked
+  // before: no damage, at most what a crash leaves unnamed) and the store is
+  // locked (no one else writes here), so they go; otherwise every crash
+  // would leak their space for good.
   tiers::Backend& pt = *tiers_[last()].backend;
   std::size_t removed = 0;
-  for (const auto& [id, gen] : pt.list(s.persistent_space)) {
+  for (const auto& [id, gen] : stored) {
     next_gen_ = std::max<std::uint64_t>(next_gen_, gen + 1);
     const auto live = replay.live.find(id);
     if (live != replay.live.end() && live->second.generation == gen) continue;
@@ -1045,7 +1111,9 @@ void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay)
     }
   }
   if (removed)
-    std::fprintf(stderr, "mlbs: recovery of store '%s' removed %zu record copies no journal entry names (left by a crash)\n",
+    std::fprintf(stderr,
+                 "mlbs: recovery of store '%s' removed %zu record copies that were erased or never journaled (left "
+                 "by a crash)\n",
                  s.name.c_str(), removed);
 }
 
@@ -1058,7 +1126,8 @@ void Engine::close_store(std::uint32_t index) noexcept {
     try {
       wait_durable(lock, index, std::numeric_limits<std::uint64_t>::max(), deadline);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "mlbs: closing store '%s': %s\n", s.name.c_str(), e.what());
+      // Nothing is left to report it to: the records named are lost.
+      std::fprintf(stderr, "mlbs: closing store '%s' drops what is not durable: %s\n", s.name.c_str(), e.what());
     }
   }
   // Release every record's copies above the persistent tier (all of them in
@@ -1111,17 +1180,31 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   if (find(store, id) || s.pending.count(id))
     throw DuplicateIdError(EEXIST, "record already written (erase it before writing it again)",
                            ctx(store, id));
-  if (bytes > pool_.capacity() || detail::round_up_block(bytes) > pool_.capacity())
+  if (const std::uint64_t slot = detail::round_up_block(bytes); bytes > pool_.capacity() || slot > pool_.capacity())
     throw CapacityError(ENOSPC,
-                        fmt::format("record of {} is larger than the DRAM budget of {}",
-                                    format_bytes(bytes), format_bytes(pool_.capacity())),
+                        bytes > pool_.capacity()
+                            ? fmt::format("record of {} is larger than the DRAM budget of {}", format_bytes(bytes),
+                                          format_bytes(pool_.capacity()))
+                            : fmt::format("record of {} needs a DRAM slot of {} (slots are whole {}-byte blocks) "
+                                          "and the DRAM budget is {}: give tier 0 at least {}",
+                                          format_bytes(bytes), format_bytes(slot), detail::kBlockAlign,
+                                          format_bytes(pool_.capacity()), format_bytes(slot)),
                         {s.name, id, "tier 0 (memory)"});
   if (persistent()) {
+    // Every accepted record owes the last tier a copy: one that its quota
+    // can never hold beside the records already owed would never become
+    // durable, so it is refused now rather than by a later flush().
     const std::uint64_t cap = cfg_.tiers[last()].capacity_bytes;
     if (cap && bytes > cap)
       throw CapacityError(ENOSPC,
-                          fmt::format("record of {} is larger than the persistent tier's quota",
-                                      format_bytes(bytes)),
+                          fmt::format("record of {} is larger than the persistent tier's quota of {}",
+                                      format_bytes(bytes), format_bytes(cap)),
+                          {s.name, id, tiers_[last()].backend->label()});
+    if (cap && live_bytes_ + bytes > cap)
+      throw CapacityError(ENOSPC,
+                          fmt::format("record of {} could never become durable: the persistent tier's quota of {} "
+                                      "is taken by {} of records already written (erase records or raise the quota)",
+                                      format_bytes(bytes), format_bytes(cap), format_bytes(live_bytes_)),
                           {s.name, id, tiers_[last()].backend->label()});
   }
   const std::uint64_t slot_bytes = detail::round_up_block(bytes);
@@ -1189,6 +1272,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   r->copies = bit(0);
   r->slot = std::move(*block);
   r->last_use = ++clock_;
+  live_bytes_ += bytes;
   note(*r, -1, 0);
   ++counters_.writes;
   counters_.copy_ns += copy_ns;
@@ -1362,7 +1446,6 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
   flush_horizon_ = std::max(flush_horizon_, std::min(horizon, next_gen_ - 1));
   touch();
   const std::uint64_t limit = std::min(horizon, next_gen_ - 1);
-  std::exception_ptr failure;
   // Replay keeps the newest generation's put of an id: once a newer
   // generation is durable, or this flush makes it so, an older one's put can
   // no longer bring the id back.
@@ -1370,6 +1453,7 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
     const Record* now = find(store, old.id);
     return now && now->gen > old.gen && (now->journaled || now->gen <= limit);
   };
+  std::vector<const Record*> owed;  // not durable yet, written before the barrier
   auto done = [&] {
     if (stopping_) return true;
     // Erases acknowledged before the flush are part of the barrier: their
@@ -1382,34 +1466,91 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
       // entry after it: a crash in between would undo the acknowledged erase.
       if (r->busy && !superseded(*r)) return false;
     }
+    owed.clear();
+    bool moving = false;
     for (auto& [k, r] : records_) {
       if (k.store != store || r->gen > limit || r->journaled) continue;
-      if (r->avoid & bit(last())) {
-        failure = r->error           ? r->error
-                  : r->write_failure ? r->write_failure
-                                     : std::make_exception_ptr(IoError(EIO, "record could not be made durable",
-                                                                       ctx(*r, last())));
-        return true;
-      }
-      return false;
+      owed.push_back(r.get());
+      moving = moving || !(r->avoid & bit(last()));
     }
-    return true;
+    if (owed.empty()) return true;
+    // Every record still owed has failed on the last tier, or the helpers
+    // found nothing more to do while some are owed (a full device, a quota
+    // that cannot hold them): waiting longer would wait forever.
+    if (!moving) return true;
+    for (const Record* r : owed)
+      if (r->busy) return false;  // a direct read holds it: not stuck
+    return idle_version_ == version_ && inflight_ == 0;
   };
   if (!state_cv_.wait_until(lock, deadline, [&] { return done() || !pending_errors_.empty(); }))
-    throw IoError(ETIMEDOUT, "flush did not complete in time", {stores_[store].name, {}, {}});
-  if (failure) std::rethrow_exception(failure);
+    throw IoError(ETIMEDOUT,
+                  fmt::format("flush did not complete within {} ms: transfers to the persistent tier are still "
+                              "in flight (a slow device?)",
+                              cfg_.shutdown_timeout_ms),
+                  {stores_[store].name, {}, tiers_[last()].backend->label()});
+  if (!owed.empty() && !stopping_) throw_not_durable(store, owed);
   raise_pending();
+}
+
+void Engine::throw_not_durable(std::uint32_t store, std::vector<const Record*> owed) const {
+  std::sort(owed.begin(), owed.end(), [](const Record* a, const Record* b) { return a->id < b->id; });
+  std::uint64_t bytes = 0;
+  std::string ids;
+  for (std::size_t i = 0; i < owed.size(); ++i) {
+    bytes += owed[i]->size;
+    if (i < 8) ids += fmt::format("{}{}", i ? ", " : "", owed[i]->id);
+  }
+  if (owed.size() > 8) ids += fmt::format(" and {} more", owed.size() - 8);
+  const std::string what = fmt::format("{} record{} ({}) written before this flush {} not durable: id{} {}",
+                                       owed.size(), owed.size() == 1 ? "" : "s", format_bytes(bytes),
+                                       owed.size() == 1 ? "is" : "are", owed.size() == 1 ? "" : "s", ids);
+  const tiers::Backend& pt = *tiers_[last()].backend;
+  ErrorContext where{stores_[store].name, owed.front()->id, pt.label()};
+  // The cause, most specific first: what the device said for one of them...
+  for (const Record* r : owed) {
+    if (!r->write_failure && !r->error) continue;
+    try {
+      std::rethrow_exception(r->error ? r->error : r->write_failure);
+    } catch (const CorruptionError& e) {
+      throw CorruptionError(e.error_code(), fmt::format("{}; id {}: {}", what, r->id, e.message()), where);
+    } catch (const Error& e) {
+      const std::string hint = e.error_code() == ENOSPC || e.error_code() == EDQUOT
+                                   ? "free space on the device and call flush() again, or erase records"
+                                   : "call flush() again once the device is back";
+      const std::string msg = fmt::format("{}; the persistent tier failed: {} ({})", what, e.message(), hint);
+      if (dynamic_cast<const DeviceFullError*>(&e)) throw DeviceFullError(e.error_code(), msg, where);
+      if (dynamic_cast<const TierError*>(&e)) throw TierError(e.error_code(), msg, where);
+      throw IoError(e.error_code() ? e.error_code() : EIO, msg, where);
+    } catch (...) {
+      std::rethrow_exception(r->error ? r->error : r->write_failure);
+    }
+  }
+  // ...a device that said it is full...
+  if (tiers_[last()].full_latched)
+    throw DeviceFullError(ENOSPC,
+                          fmt::format("{}; the persistent tier's device is full (free space on it and call "
+                                      "flush() again, or erase records)",
+                                      what),
+                          where);
+  // ...or a quota that cannot hold them all.
+  if (const std::uint64_t cap = cfg_.tiers[last()].capacity_bytes)
+    throw CapacityError(ENOSPC,
+                        fmt::format("{}; the persistent tier's quota of {} holds {} already (erase records or "
+                                    "raise the quota)",
+                                    what, format_bytes(cap), format_bytes(tiers_[last()].used)),
+                        where);
+  throw IoError(EIO, fmt::format("{}; no helper can copy them to the persistent tier", what), where);
 }
 
 void Engine::flush(std::uint32_t store) {
   Lock lock(mu_);
   raise_pending();
   store_ref(store);
-  const auto deadline = Clock::time_point::max();
   if (persistent()) {
-    // Records the last tier failed earlier get one more try: a device that
-    // came back (space freed, a transient error) makes them durable now.
-    bool retry = false;
+    // Records the last tier failed earlier get one more try, and a device
+    // that said it was full is asked again: one that came back (space
+    // freed, a transient error) makes them durable now.
+    bool retry = std::exchange(tiers_[last()].full_latched, false);
     for (auto& [k, r] : records_)
       if (k.store == store && r->write_failure && !r->error && r->copies != 0) {
         r->avoid &= ~bit(last());
@@ -1420,7 +1561,7 @@ void Engine::flush(std::uint32_t store) {
       ranking_dirty_ = true;
       touch();
     }
-    wait_durable(lock, store, std::numeric_limits<std::uint64_t>::max(), deadline);
+    wait_durable(lock, store, std::numeric_limits<std::uint64_t>::max(), Clock::time_point::max());
     return;
   }
   // Scratch: return once write-behind of what was written so far is done and

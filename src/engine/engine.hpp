@@ -128,7 +128,9 @@ class Engine {
   struct TierState {
     std::unique_ptr<tiers::Backend> backend;  ///< null for the memory tier
     std::uint64_t used = 0;                   ///< file tiers; memory uses the pool
-    bool full_latched = false;                ///< the device said ENOSPC
+    /// The device said ENOSPC: placement sends nothing more until room comes
+    /// free there (a removal on it completes) or, for the last tier, flush() asks again.
+    bool full_latched = false;
     bool wb_active = false;                   ///< water-mark hysteresis
     unsigned active = 0;                      ///< transfers in flight on this tier
     std::chrono::steady_clock::time_point active_since;  ///< when `active` last left 0
@@ -196,10 +198,27 @@ class Engine {
   void recover(std::uint32_t store);
   /// MPI: a persistent store recovers only with the number of ranks that wrote it.
   void check_rank_count(const StoreState& s) const;
-  /// Removes the persistent space's copies the journal does not name (left by a crash).
-  void remove_orphans(StoreState& s, const catalog::JournalReplay& replay);
+  using StoredObjects = std::vector<std::pair<std::uint64_t, std::uint64_t>>;  ///< (id, generation)
+  /// Throws CorruptionError, before anything is removed, when the journal may
+  /// not name every acknowledged record: damage in the middle, a missing or
+  /// header-less journal beside stored copies, more unnamed copies than a
+  /// crash leaves. A torn tail is not damage.
+  void refuse_damaged_journal(const StoreState& s, const catalog::JournalReplay& replay,
+                              const std::string& journal_path, const StoredObjects& stored) const;
+  /// Removes the persistent space's copies that are not live: erased, or
+  /// never journaled (left by a crash). Only after refuse_damaged_journal().
+  void remove_orphans(StoreState& s, const catalog::JournalReplay& replay, const StoredObjects& stored);
+  /// Waits until every record of `store` written up to generation `horizon`
+  /// (and every erase done so far) is durable on the last tier. Throws when
+  /// that cannot happen: some failed there, or the helpers are idle with
+  /// records still owed (a full device, a quota too small); ETIMEDOUT at
+  /// `deadline`. Called with mu_ held.
   void wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon,
                     std::chrono::steady_clock::time_point deadline);
+  /// The typed error for records a flush could not make durable: names the
+  /// store, the ids and the tier, and the cause (the device's error, a full
+  /// device, the quota).
+  [[noreturn]] void throw_not_durable(std::uint32_t store, std::vector<const Record*> owed) const;
   std::uint64_t now_ns() const;
   bool persistent() const noexcept { return cfg_.durability == Durability::persistent; }
   int last() const noexcept { return static_cast<int>(tiers_.size()) - 1; }
@@ -228,6 +247,7 @@ class Engine {
   std::uint64_t clock_ = 0;
   std::uint64_t flush_horizon_ = 0;  ///< records with gen <= this must be made durable now
   std::uint64_t pending_bytes_ = 0;  ///< DRAM wanted by writes in progress
+  std::uint64_t live_bytes_ = 0;     ///< bytes of the records in records_ (persistent: owed to the last tier)
   std::uint64_t last_write_bytes_ = 0;
   std::uint64_t version_ = 0;        ///< bumped on every state change
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do

@@ -95,6 +95,12 @@ class Backend {
   /// shares with other ranks (collective for mpiio). Later calls may fail.
   void shutdown() noexcept { do_shutdown(); }
 
+  /// The runtime gives up on the transfers still in flight (its shutdown
+  /// time-out passed): waits the tier owns (pacing, injected delays) end now
+  /// and their transfers fail with ECANCELED. A transfer blocked in the
+  /// kernel is not interrupted. Any thread; idempotent.
+  void cancel() noexcept { do_cancel(); }
+
   /// Throws the mlbs error type that matches `err` (ENOSPC -> DeviceFullError, ...).
   [[noreturn]] void fail(int err, const std::string& what, const ObjectRef* ref) const;
 
@@ -113,6 +119,7 @@ class Backend {
   virtual std::vector<std::pair<std::uint64_t, std::uint64_t>> do_list(const std::string& space) const;
   virtual IoPath do_io_path() const { return {}; }
   virtual void do_shutdown() noexcept {}
+  virtual void do_cancel() noexcept {}
 
   int index_;
   Tier desc_;

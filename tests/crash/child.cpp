@@ -25,13 +25,24 @@ int run_child(const Options& o) {
     std::uint64_t salt = o.salt_base;
     unsigned since_flush = 0;
     unsigned flush_every = 1 + rng() % 8;
+    // A full device (o.faults) refuses writes that find no room and
+    // flushes that cannot make records durable: both say so and go on.
     auto write = [&](std::uint64_t id) {
       ++salt;
       s.resize(record_size(id, salt));
       fill_record(id, salt, s.data(), s.size());
       out.send(fmt::format("W {} {}", id, salt));
-      s.write(id);
+      try {
+        s.write(id);
+      } catch (const DeviceFullError&) {
+        out.send(fmt::format("N {}", id));
+        return false;
+      } catch (const CapacityError&) {
+        out.send(fmt::format("N {}", id));
+        return false;
+      }
       mine[id] = salt;
+      return true;
     };
     auto erase = [&](std::uint64_t id) {
       out.send(fmt::format("E {}", id));
@@ -58,13 +69,17 @@ int run_child(const Options& o) {
           continue;
         }
       } else {
-        write(id);  // a new id, or a rewrite of an erased one under a new salt
-        // Erased at once, while its copy down is likely still in flight.
-        if (dice < 15) erase(id);
+        // A new id, or a rewrite of an erased one under a new salt, erased
+        // at once 15% of the time, while its copy down is likely in flight.
+        if (write(id) && dice < 15) erase(id);
       }
       if (++since_flush >= flush_every) {
-        s.flush();
-        out.send("F");
+        try {
+          s.flush();
+          out.send("F");
+        } catch (const DeviceFullError&) {
+          out.send("D");
+        }
         since_flush = 0;
         flush_every = 1 + rng() % 8;
       }

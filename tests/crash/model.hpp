@@ -42,6 +42,12 @@ class Model {
     e.history.push_back(salt);
     dirty_.insert(id);
   }
+  /// The write of `id` just announced was refused: it never happened.
+  void refuse_write(std::uint64_t id) {
+    Entry& e = ids_[id];
+    if (!e.pending.empty() && e.pending.back()) e.pending.pop_back();
+    if (e.pending.empty()) dirty_.erase(id);
+  }
   /// The child is about to erase `id`.
   void announce_erase(std::uint64_t id) {
     ids_[id].pending.push_back(std::nullopt);

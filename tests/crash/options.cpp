@@ -36,6 +36,9 @@ check held, 1 on any violation, 2 on a usage error.
   --verbose            one line per kill
   --sabotage           self-test of the checker: flip a byte of an acknowledged
                        record before the first recovery that has one (must FAIL)
+  --full-device-percent P  P% of children see their persistent tier run full for
+                       a while (injected ENOSPC): their writes and flushes
+                       that fail meanwhile acknowledge nothing (default 20)
   --help               this text
 )";
 
@@ -81,6 +84,8 @@ Options parse_options(int argc, char** argv) {
       else if (a == "--keep") o.keep = true;
       else if (a == "--verbose") o.verbose = true;
       else if (a == "--sabotage") o.sabotage = true;
+      else if (a == "--full-device-percent") o.full_device_percent = static_cast<unsigned>(number(a, value()));
+      else if (a == "--faults") o.faults = value();
       else if (a == "--child") o.child = true;
       else if (a == "--report-fd") o.report_fd = static_cast<int>(number(a, value()));
       else if (a == "--child-seed") o.child_seed = number(a, value());
@@ -93,6 +98,7 @@ Options parse_options(int argc, char** argv) {
   if (o.id_space == 0) usage_error("--ids must be at least 1");
   if (o.helpers == 0) usage_error("--helpers must be at least 1");
   if (o.early_kill_percent > 100) usage_error("--early-kill-percent is at most 100");
+  if (o.full_device_percent > 100) usage_error("--full-device-percent is at most 100");
   if (o.child && (o.report_fd < 0 || o.dir.empty())) usage_error("--child needs --report-fd and --dir");
   if (o.dir.empty()) {
     const char* base = std::getenv("MLBS_TEST_TMP");
@@ -104,7 +110,7 @@ Options parse_options(int argc, char** argv) {
 }
 
 std::vector<std::string> child_arguments(const Options& o, std::uint64_t child_seed,
-                                         std::uint64_t salt_base, int report_fd) {
+                                         std::uint64_t salt_base, int report_fd, const std::string& faults) {
   std::vector<std::string> args = {"--child",
                                    "--dir", o.dir,
                                    "--layout", to_string(o.layout),
@@ -116,6 +122,7 @@ std::vector<std::string> child_arguments(const Options& o, std::uint64_t child_s
                                    "--salt-base", std::to_string(salt_base)};
   if (!o.fast_tier) args.push_back("--no-fast-tier");
   if (!o.checksums) args.push_back("--no-checksums");
+  if (!faults.empty()) args.insert(args.end(), {"--faults", faults});
   return args;
 }
 
@@ -127,6 +134,7 @@ Config make_config(const Options& o) {
   cfg.tiers = {Tier::memory(4 * kMaxRecordBytes)};
   if (o.fast_tier) cfg.tiers.push_back(Tier::directory((dir / "fast").string(), 2 * kMaxRecordBytes));
   cfg.tiers.push_back(Tier::directory((dir / "pfs").string()));
+  cfg.tiers.back().faults = o.faults;
   for (std::size_t t = 1; t < cfg.tiers.size(); ++t) cfg.tiers[t].io_backend = o.io_backend;
   cfg.durability = Durability::persistent;
   cfg.layout = o.layout;

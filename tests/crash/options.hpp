@@ -29,12 +29,14 @@ struct Options {
   bool keep = false;                        ///< keep `dir` after a passing run
   bool verbose = false;                     ///< one line per kill
   bool sabotage = false;                    ///< self-test: flip a byte of an acked record before recovery
+  unsigned full_device_percent = 20;        ///< children whose persistent tier runs full for a while
 
   // Child (set by the parent on the child's command line).
   bool child = false;
   int report_fd = -1;
   std::uint64_t child_seed = 0;
   std::uint64_t salt_base = 0;              ///< salts of this child's writes: salt_base + 1, + 2, ...
+  std::string faults;                       ///< the persistent tier's fault plan (a full-device moment)
 };
 
 /// Parses argv; prints usage and exits 0 for --help, 2 for a bad argument.
@@ -42,9 +44,10 @@ Options parse_options(int argc, char** argv);
 
 /// The child's command line for the same store (argv[0] excluded).
 std::vector<std::string> child_arguments(const Options& o, std::uint64_t child_seed,
-                                         std::uint64_t salt_base, int report_fd);
+                                         std::uint64_t salt_base, int report_fd, const std::string& faults);
 
-/// Both roles' runtime configuration: persistent, DRAM + (fast) + last tier.
+/// Both roles' runtime configuration: persistent, DRAM + (fast) + last tier
+/// (with o.faults on the last tier: the child's full-device moment).
 Config make_config(const Options& o);
 
 inline constexpr const char* kStoreName = "crash";

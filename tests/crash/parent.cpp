@@ -39,6 +39,8 @@ constexpr int kReportFd = 3;  // the pipe's write end in the child
 struct Totals {
   unsigned kills = 0, early_kills = 0;
   std::uint64_t writes = 0, erases = 0, flushes = 0, reads = 0;
+  unsigned full_device_children = 0;  ///< children whose persistent tier ran full for a while
+  std::uint64_t refused_writes = 0, failed_flushes = 0;  ///< theirs, refused with the device full
   std::uint64_t acked_present = 0;  ///< acknowledged records found, byte-exact
   std::uint64_t acked_absent = 0;   ///< acknowledged erasures (and absences) found absent
   std::uint64_t recovered = 0;      ///< records recovered, every one equal to a version written
@@ -251,7 +253,13 @@ int run_parent(const Options& opts) {
       // verification); the rest at its writing, once the store is open.
       const bool early = rng() % 100 < o.early_kill_percent;
       const milliseconds delay(early ? rng() % (open_time.count() + 1) : rng() % (o.max_delay_ms + 1));
-      const Child c = spawn(exe, child_arguments(o, child_seed, std::uint64_t{k} << 32, kReportFd));
+      // Some children see their persistent tier run full for a while: from
+      // one of its writes on, a few fail with ENOSPC, then room comes back.
+      std::string faults;
+      if (rng() % 100 < o.full_device_percent)
+        faults = fmt::format("write:ENOSPC@{}*{}", rng() % 24, 1 + rng() % 6);
+      t.full_device_children += !faults.empty();
+      const Child c = spawn(exe, child_arguments(o, child_seed, std::uint64_t{k} << 32, kReportFd, faults));
       const auto start = Clock::now();
       auto deadline = start + (early ? delay : std::chrono::seconds(o.open_timeout_s));
       bool opened = false, ended = false;
@@ -276,6 +284,11 @@ int run_parent(const Options& opts) {
             m.acknowledge();
             ++t.flushes;
             break;
+          case 'N':
+            m.refuse_write(r.a);
+            ++t.refused_writes;
+            break;
+          case 'D': ++t.failed_flushes; break;
           case 'V': ++t.reads; break;
           case 'X': violation(t, k, "the child: " + r.text); break;
           default: violation(t, k, "unreadable report from the child: '" + line + "'");
@@ -339,6 +352,10 @@ int run_parent(const Options& opts) {
               t.kills, t.early_kills, static_cast<unsigned long long>(t.writes),
               static_cast<unsigned long long>(t.erases), static_cast<unsigned long long>(t.flushes),
               static_cast<unsigned long long>(t.reads));
+  std::printf("mlbs_crash: %u children saw a full device: %llu writes refused, %llu flushes failed (acknowledging "
+              "nothing)\n",
+              t.full_device_children, static_cast<unsigned long long>(t.refused_writes),
+              static_cast<unsigned long long>(t.failed_flushes));
   std::printf("mlbs_crash: checked %llu acknowledged records present and byte-exact, %llu acknowledged "
               "absences (erased ids) absent; recovered %llu records, each equal to a version written; "
               "%llu ids in flight at a kill (%llu recovered newer than acknowledged); "

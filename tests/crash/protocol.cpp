@@ -14,13 +14,13 @@ Report parse_report(const std::string& line) {
   char kind = 0;
   in >> kind;
   switch (kind) {
-    case 'R': case 'E': case 'V':
+    case 'R': case 'E': case 'V': case 'N':
       if (in >> r.a) r.kind = kind;
       break;
     case 'W':
       if (in >> r.a >> r.b) r.kind = kind;
       break;
-    case 'F':
+    case 'F': case 'D':
       r.kind = kind;
       break;
     case 'X':

@@ -7,6 +7,9 @@
 //   W <id> <salt>   about to write version <salt> of <id>
 //   E <id>          about to erase <id>
 //   F               flush() returned: everything announced before is durable
+//   N <id>          the write just announced was refused (its exception said
+//                   why): the record was not accepted
+//   D               flush() threw (the device is full): nothing new is acknowledged
 //   V <id>          read <id> back and found the bytes it had written
 //   X <text>        the child found a violation itself (a read with wrong bytes)
 #pragma once
@@ -17,7 +20,7 @@
 namespace mlbs::crash {
 
 struct Report {
-  char kind = 0;  ///< 'R', 'W', 'E', 'F', 'V', 'X'; 0 for a line that does not parse
+  char kind = 0;  ///< 'R', 'W', 'E', 'F', 'N', 'D', 'V', 'X'; 0 for a line that does not parse
   std::uint64_t a = 0, b = 0;
   std::string text;  ///< X: the message
 };

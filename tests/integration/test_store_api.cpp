@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <limits>
@@ -775,6 +776,16 @@ TEST(StoreApi, RecordLargerThanDramIsCapacityError) {
   expect_floats(u, 7, kElems);
 }
 
+// A record smaller than DRAM that needs a bigger slot than DRAM holds: the CapacityError says slots are whole blocks.
+TEST(StoreApi, RecordWhoseSlotExceedsDramNamesTheSlot) {
+  TempDir dir;
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(512), mlbs::Tier::directory(dir / "slow")};
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<char> u(rt, "u", 100);
+  expect_error<mlbs::CapacityError>([&] { u.write(1); }, {"needs a DRAM slot of 4 KiB", "budget is 512 B"}, ENOSPC);
+}
+
 // DRAM, fast and slow tiers all with quotas and full, no read pending: write
 // throws CapacityError instead of waiting forever, and loses no accepted record.
 TEST(StoreApi, AllTiersFullWriteThrowsInsteadOfHanging) {
@@ -887,6 +898,15 @@ TEST(StoreApi, MissingParentFolderIsTierError) {
   cfg.tiers[2] = mlbs::Tier::directory(dir / "slow");
   mlbs::Runtime rt(cfg);
   EXPECT_TRUE(fs::is_directory(dir / "slow"));
+}
+
+// A tier path through a file: TierError naming that file as not a folder (not "parent folder does not exist").
+TEST(StoreApi, TierPathThroughAFileNamesTheFile) {
+  TempDir dir;
+  std::ofstream(dir / "plain").put('x');
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(3 * kRecBytes), mlbs::Tier::directory(dir / "plain/sub/slow")};
+  expect_error<mlbs::TierError>([&] { mlbs::Runtime rt(cfg); }, {"plain is a file, not a folder", "tier 1"}, ENOTDIR);
 }
 
 // Two runtimes of one process, same tier paths, same store name: disjoint records.

@@ -213,6 +213,16 @@ TEST(ConfigTierSpec, PathsMayContainColons) {
   EXPECT_EQ(tiers[1].capacity_bytes, 10'000'000'000u);
 }
 
+// A last part that starts with a digit but is no size is a quota typo (an error), not part of a folder name.
+TEST(ConfigTierSpec, QuotaTypoIsAnError) {
+  const ConfigError e = config_error([] { mlbs::parse_tier_spec("mem:1GiB,dir:/p:1PiX", "MLBS_TIERS"); });
+  EXPECT_EQ(e.field(), "MLBS_TIERS[1]");
+  EXPECT_NE(std::string(e.what()).find("quota"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("1PiX"), std::string::npos) << e.what();
+  EXPECT_EQ(mlbs::parse_tier_spec("mem:1GiB,dir:/p:1PiB")[1].capacity_bytes, 1024 * TiB);
+  EXPECT_EQ(mlbs::parse_tier_spec("mem:1GiB,dir:/p:2PB")[1].capacity_bytes, 2'000'000'000'000'000u);
+}
+
 // Errors name the entry as FIELD[index]: unknown kind, missing size or path, stray commas.
 TEST(ConfigTierSpec, ErrorsNameTheEntry) {
   EXPECT_EQ(config_error([] { mlbs::parse_tier_spec("mem:1GiB,tape:/x", "MLBS_TIERS"); }).field(), "MLBS_TIERS[1]");
@@ -563,6 +573,19 @@ TEST(ConfigTomlErrors, InputsThatTripTomlPlusPlusAreSyntaxErrors) {
     EXPECT_EQ(e.field(), "syntax") << line;
     EXPECT_EQ(e.line(), 2u) << line;
   }
+}
+
+// An integer out of a field's range names the field's own range, not its C++ type's.
+TEST(ConfigTomlErrors, RangeMessagesNameTheFieldsRange) {
+  ConfigError e = config_error([] { Config::from_toml(toml({"helper_threads = 99999999999"}), "a.toml"); });
+  EXPECT_EQ(e.field(), "helper_threads");
+  EXPECT_NE(std::string(e.what()).find("(1 to 64)"), std::string::npos) << e.what();
+  e = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"memory\"", "capacity = \"1GiB\"", "[[tier]]",
+                            "kind = \"directory\"", "path = \"/x\"", "queue_depth = 99999999999"}),
+                      "a.toml");
+  });
+  EXPECT_NE(std::string(e.what()).find("(1 to 256)"), std::string::npos) << e.what();
 }
 
 // A misspelt top-level key is an error naming the key and its line, not silently ignored.

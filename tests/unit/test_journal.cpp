@@ -144,15 +144,60 @@ TEST(Journal, CorruptLastEntryIsTorn) {
   EXPECT_EQ(r.torn_bytes, kEntry);
 }
 
-// Replay stops at the first bad entry: valid entries after it are not trusted either.
-TEST(Journal, ReplayStopsAtFirstBadEntry) {
+// A bad entry with valid entries after it is damage, not a torn tail: the prefix ends there, and what follows is kept for salvage.
+TEST(Journal, BadEntryFollowedByValidOnesIsDamage) {
   mlbs::test::TempDir dir;
   const std::string path = dir / "journal.mlbs";
-  write_all(path, {put(1, 1), put(2, 2), put(3, 3)});
+  write_all(path, {put(1, 1), put(2, 2), put(3, 3), erase(1, 1)});
   flip_byte(path, kHeader + kEntry + 45);  // inside the checksum of entry 2
   auto r = replay_journal(path);
   ASSERT_EQ(r.entries.size(), 1u);
-  EXPECT_EQ(r.torn_bytes, 2 * kEntry);
+  EXPECT_EQ(r.torn_bytes, 3 * kEntry);
+  EXPECT_TRUE(r.damaged());
+  EXPECT_EQ(r.damaged_at, kHeader + kEntry);
+  EXPECT_EQ(r.damaged_entries, 1u);
+  ASSERT_EQ(r.after_damage.size(), 2u);
+  EXPECT_TRUE(same(r.after_damage[0], put(3, 3)));
+  EXPECT_TRUE(same(r.after_damage[1], erase(1, 1)));
+  EXPECT_EQ(r.all_entries().size(), 3u);
+}
+
+// Bad entries at the end only, however many, are a torn tail, not damage.
+TEST(Journal, BadEntriesAtTheEndAreNotDamage) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(1, 1), put(2, 2), put(3, 3)});
+  flip_byte(path, kHeader + kEntry + 9);
+  flip_byte(path, kHeader + 2 * kEntry + 9);
+  auto r = replay_journal(path);
+  EXPECT_EQ(r.entries.size(), 1u);
+  EXPECT_FALSE(r.damaged());
+  EXPECT_TRUE(r.after_damage.empty());
+}
+
+// A missing journal says so (exists = false); an existing one, even empty, says it exists.
+TEST(Journal, ReplayTellsAMissingFileFromAnEmptyOne) {
+  mlbs::test::TempDir dir;
+  EXPECT_FALSE(replay_journal(dir / "absent.mlbs").exists);
+  const std::string path = dir / "empty.mlbs";
+  std::ofstream(path).close();
+  const auto r = replay_journal(path);
+  EXPECT_TRUE(r.exists);
+  EXPECT_EQ(r.valid_bytes, 0u);
+}
+
+// write_journal replaces a journal atomically with exactly the entries given; replay reads them back.
+TEST(Journal, WriteJournalRoundTrips) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(9, 9)});
+  mlbs::catalog::write_journal(path, {put(1, 1), put(2, 2), erase(2, 2)});
+  const auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 3u);
+  EXPECT_EQ(r.torn_bytes, 0u);
+  EXPECT_EQ(r.live.size(), 1u);
+  EXPECT_EQ(r.live.count(1), 1u);
+  EXPECT_FALSE(fs::exists(path + ".new"));
 }
 
 // A file shorter than the header (torn while being created) is empty, all torn.

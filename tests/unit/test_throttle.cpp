@@ -46,7 +46,7 @@ TEST(Throttle, RealTransferTimeOverlapsTheCap) {
   const auto start = Clock::now();
   const auto done = pacer.reserve(8 << 20);                    // 0.25 s at the cap
   std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the "device" working
-  mlbs::tiers::Pacer::wait_until(done);
+  pacer.wait_until(done);
   const double s = seconds_since(start);
   EXPECT_GE(s, 0.25 * 0.98);
   EXPECT_LT(s, 0.37);  // the sum would be 0.40 s

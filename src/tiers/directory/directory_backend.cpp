@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "tiers/tier_folder.hpp"
+
 namespace mlbs::tiers {
 namespace fs = std::filesystem;
 
@@ -119,20 +121,10 @@ class FileReader final : public ObjectReader, FileObject {
 
 }  // namespace
 
-namespace {
-// "/nvme/run/" and "/nvme/run" are the same tier: keep the form whose
-// parent_path() is the parent folder.
-fs::path normalised(const std::string& path) {
-  fs::path p = fs::path(path).lexically_normal();
-  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
-  return p;
-}
-}  // namespace
-
 DirectoryBackend::DirectoryBackend(int index, const Tier& desc, std::string fallback)
     : Backend(index, desc),
       fallback_(std::move(fallback)),
-      root_(normalised(desc.path)),
+      root_(normalised_tier_path(desc.path)),
       layout_(desc.layout.value_or(Layout::file_per_record) == Layout::log ? make_log_layout(*this)
                                                                             : make_file_layout(*this)) {}
 
@@ -145,21 +137,7 @@ fs::path DirectoryBackend::object_path(const ObjectRef& ref) const {
 }
 
 void DirectoryBackend::do_probe() {
-  // The tier's own folder may be created, but not its parents: a typo in a
-  // parent path must not silently create a tree somewhere unexpected.
-  std::error_code ec;
-  if (!fs::exists(root_, ec)) {
-    fs::path parent = fs::absolute(root_, ec).parent_path();
-    if (!fs::is_directory(parent, ec))
-      fail(ENOENT, fmt::format("parent folder {} of the tier path does not exist", parent.string()),
-           nullptr);
-    if (::mkdir(root_.c_str(), 0755) != 0 && errno != EEXIST)
-      fail(errno, fmt::format("cannot create {}", root_.string()), nullptr);
-  }
-  if (!fs::is_directory(root_, ec))
-    fail(ENOTDIR, fmt::format("{} is not a directory", root_.string()), nullptr);
-  if (::access(root_.c_str(), W_OK | X_OK) != 0)
-    fail(errno, fmt::format("{} is not writable", root_.string()), nullptr);
+  if (const FolderProblem problem = prepare_tier_folder(root_)) fail(problem.err, problem.what, nullptr);
   remove_abandoned_scratch();
 }
 

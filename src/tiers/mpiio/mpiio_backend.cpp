@@ -18,6 +18,7 @@
 #include "tiers/directory/directory_backend.hpp"
 #include "tiers/mpiio/agent.hpp"
 #include "tiers/mpiio/space_index.hpp"
+#include "tiers/tier_folder.hpp"
 
 namespace mlbs::tiers {
 namespace fs = std::filesystem;
@@ -43,12 +44,6 @@ struct Header {
   std::uint32_t ranks;
 };
 
-fs::path normalised(const std::string& path) {
-  fs::path p = fs::path(path).lexically_normal();
-  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
-  return p;
-}
-
 /// What rank 0 found preparing the file, for every rank to act on alike.
 struct Outcome {
   int err = 0;
@@ -58,7 +53,7 @@ struct Outcome {
 class MpiioBackend final : public Backend {
  public:
   MpiioBackend(int index, const Tier& desc, const core::Group* group)
-      : Backend(index, desc), group_(dynamic_cast<const mpi::MpiGroup*>(group)), root_(normalised(desc.path)) {}
+      : Backend(index, desc), group_(dynamic_cast<const mpi::MpiGroup*>(group)), root_(normalised_tier_path(desc.path)) {}
   ~MpiioBackend() override {
     // Collective: every rank destroys its runtime (docs/mpiio.md, "Limits").
     if (agent_) do_shutdown();
@@ -223,17 +218,7 @@ void MpiioBackend::remove_abandoned_scratch() noexcept {
 }
 
 Outcome MpiioBackend::prepare(std::uint64_t& file_end) {
-  std::error_code ec;
-  if (!fs::exists(root_, ec)) {
-    // As for directory tiers: the tier's folder may be created, not its parents.
-    const fs::path parent = fs::absolute(root_, ec).parent_path();
-    if (!fs::is_directory(parent, ec))
-      return {ENOENT, fmt::format("parent folder {} of the tier path does not exist", parent.string())};
-    if (::mkdir(root_.c_str(), 0755) != 0 && errno != EEXIST)
-      return {errno, fmt::format("cannot create {}", root_.string())};
-  }
-  if (!fs::is_directory(root_, ec)) return {ENOTDIR, fmt::format("{} is not a directory", root_.string())};
-  if (::access(root_.c_str(), W_OK | X_OK) != 0) return {errno, fmt::format("{} is not writable", root_.string())};
+  if (const FolderProblem problem = prepare_tier_folder(root_)) return {problem.err, problem.what};
   const std::uint32_t ranks = static_cast<std::uint32_t>(group_->size());
   int fd;
   if (persistent()) {

@@ -214,8 +214,10 @@ FaultyBackend::Fired FaultyBackend::fire(Op op, const ObjectRef* ref) {
     if (n < r.after || n - r.after >= r.count) continue;
     injected_.fetch_add(1, std::memory_order_relaxed);
     switch (r.effect) {
-      case Effect::delay:
-        std::this_thread::sleep_for(r.delay);  // the latency spike is the fault
+      case Effect::delay:  // the latency spike is the fault; a runtime giving up cuts it short
+        if (!delay_.until(CancellableWait::Clock::now() + r.delay))
+          fail(ECANCELED, fmt::format("injected delay of {} cancelled: the runtime is shutting down", op_name(op)),
+               ref);
         break;
       case Effect::error:
         fail(r.error, fmt::format("injected fault: {} failed with {} (Tier::faults)", op_name(op),

@@ -62,6 +62,10 @@ class FaultyBackend final : public WrappedBackend {
   std::unique_ptr<ObjectWriter> do_create(const ObjectRef& ref, std::uint64_t size) override;
   std::unique_ptr<ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) override;
   void do_remove(const ObjectRef& ref) override;
+  void do_cancel() noexcept override {
+    delay_.cancel();
+    WrappedBackend::do_cancel();
+  }
 
   struct Armed {
     FaultRule rule;
@@ -69,6 +73,7 @@ class FaultyBackend final : public WrappedBackend {
   };
   std::vector<std::unique_ptr<Armed>> rules_;
   std::atomic<std::uint64_t> injected_{0};
+  CancellableWait delay_;
 };
 
 }  // namespace mlbs::tiers

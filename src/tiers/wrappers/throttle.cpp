@@ -1,6 +1,6 @@
 #include "tiers/wrappers/throttle.hpp"
 
-#include <thread>
+#include <algorithm>
 
 namespace mlbs::tiers {
 
@@ -13,12 +13,6 @@ Pacer::Clock::time_point Pacer::reserve(std::size_t bytes) {
   return next_;
 }
 
-void Pacer::wait_until(Clock::time_point t) {
-  // Emulating a slower device is the point here: the helper waits as it
-  // would on that device's completion.
-  std::this_thread::sleep_until(t);
-}
-
 namespace {
 
 class PacedWriter final : public ObjectWriter {
@@ -28,7 +22,7 @@ class PacedWriter final : public ObjectWriter {
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     const auto done = pacer_.reserve(bytes);
     inner_->write(offset, data, bytes);
-    Pacer::wait_until(done);
+    pacer_.wait_until(done);  // as the capped device would complete it
   }
   void commit(bool durable) override { inner_->commit(durable); }
 
@@ -44,7 +38,7 @@ class PacedReader final : public ObjectReader {
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
     const auto done = pacer_.reserve(bytes);
     inner_->read(offset, data, bytes);
-    Pacer::wait_until(done);
+    pacer_.wait_until(done);
   }
 
  private:

@@ -22,15 +22,18 @@ class Pacer {
   /// Books `bytes` on the device from now (or from when it frees up):
   /// returns when the capped device would have moved them.
   Clock::time_point reserve(std::size_t bytes);
-  /// Blocks the calling helper until `t`.
-  static void wait_until(Clock::time_point t);
+  /// Blocks the calling helper until `t`, or until cancel().
+  void wait_until(Clock::time_point t) { wait_.until(t); }
   /// reserve + wait: a transfer that took no real time.
   void pass(std::size_t bytes) { wait_until(reserve(bytes)); }
+  /// Pacing stops: waits end now and later ones do not wait (the runtime is giving up).
+  void cancel() noexcept { wait_.cancel(); }
 
  private:
   std::mutex mu_;
   std::uint64_t bytes_per_s_;
   Clock::time_point next_ = Clock::now();
+  CancellableWait wait_;
 };
 
 class ThrottledBackend final : public WrappedBackend {
@@ -41,6 +44,10 @@ class ThrottledBackend final : public WrappedBackend {
  private:
   std::unique_ptr<ObjectWriter> do_create(const ObjectRef& ref, std::uint64_t size) override;
   std::unique_ptr<ObjectReader> do_open(const ObjectRef& ref, std::uint64_t size) override;
+  void do_cancel() noexcept override {
+    pacer_.cancel();
+    WrappedBackend::do_cancel();
+  }
 
   Pacer pacer_;
 };

@@ -2,11 +2,38 @@
 // every operation to an inner backend; a wrapper overrides what it intercepts.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 
 #include "tiers/backend.hpp"
 
 namespace mlbs::tiers {
+
+/// A wait that Backend::cancel() cuts short: a wrapper's pacing and injected
+/// delays must not hold a runtime's shutdown past its time-out.
+class CancellableWait {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// Waits until `t`; false if cancel() came first (every later wait then returns false at once).
+  bool until(Clock::time_point t) {
+    std::unique_lock lock(mu_);
+    return !cv_.wait_until(lock, t, [&] { return cancelled_; });
+  }
+  void cancel() noexcept {
+    {
+      std::lock_guard lock(mu_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool cancelled_ = false;
+};
 
 class WrappedBackend : public Backend {
  public:
@@ -33,6 +60,7 @@ class WrappedBackend : public Backend {
   }
   IoPath do_io_path() const override { return inner_->io_path(); }
   void do_shutdown() noexcept override { inner_->shutdown(); }
+  void do_cancel() noexcept override { inner_->cancel(); }
 
  private:
   std::unique_ptr<Backend> inner_;
