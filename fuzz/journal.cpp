@@ -160,6 +160,13 @@ void check_built(const std::vector<Slot>& slots, const JournalReplay& r) {
   }
   if (r.entries.size() < slots.size())
     check(slots[r.entries.size()].kind != Slot::valid, "replay_journal stopped at a valid entry");
+  // Damage is a bad slot with a valid one after it: every valid slot past
+  // the prefix is among after_damage (a raw slot may pass for valid too).
+  std::size_t valid_after = 0;
+  for (std::size_t i = r.entries.size(); i < slots.size(); ++i) valid_after += slots[i].kind == Slot::valid;
+  check(r.after_damage.size() >= valid_after, "replay_journal missed valid entries after the damage");
+  check(r.damaged() == !r.after_damage.empty(), "damaged() disagrees with the entries found after the damage");
+  if (r.damaged()) check(r.damaged_at == r.valid_bytes, "the damage does not start where the valid prefix ends");
 }
 
 }  // namespace

@@ -6,11 +6,11 @@
 # found a violation (its store is then kept; the rerun line says how to repeat
 # it with the same seed). About 0.25 s per kill on a 2-core VM.
 #
-#   scripts/crash-test.sh                                  # 200 kills x file, log
-#   MLBS_CRASH_KILLS=1000 MLBS_CRASH_LAYOUTS=log scripts/crash-test.sh --io-backend pread
+#   scripts/crash-test.sh                                  # 1000 kills x file, log
+#   MLBS_CRASH_KILLS=200 MLBS_CRASH_LAYOUTS=log scripts/crash-test.sh --io-backend pread
 #
 # Environment:
-#   MLBS_CRASH_KILLS    kills per layout (default 200)
+#   MLBS_CRASH_KILLS    kills per layout (default 1000)
 #   MLBS_CRASH_LAYOUTS  comma-separated layouts (default file,log)
 #   MLBS_CRASH_SEED     seed of every run (default: one from the clock, printed)
 #   MLBS_CRASH_DIR      where the stores go (default build/default/crash-test)
@@ -28,7 +28,7 @@ if [[ ! -f $build/build.ninja ]]; then
 fi
 cmake --build "$build" --target mlbs_crash >/dev/null
 
-kills=${MLBS_CRASH_KILLS:-200}
+kills=${MLBS_CRASH_KILLS:-1000}
 seed=${MLBS_CRASH_SEED:-$(date +%s)}
 dir=${MLBS_CRASH_DIR:-$repo_root/$build/crash-test}
 IFS=, read -r -a layouts <<<"${MLBS_CRASH_LAYOUTS:-file,log}"

@@ -1060,7 +1060,7 @@ void Engine::refuse_damaged_journal(const StoreState& s, const catalog::JournalR
     throw CorruptionError(
         EBADMSG,
         fmt::format("{}; nothing was changed and the {} record cop{} stored are kept: salvage the store with "
-                    "`mlbs-inspect --salvage {} {}` (docs/persistence.md, \"Salvage\")",
+                    "`mlbs-inspect --salvage {} {}` (docs/persistence.md, \"Journal damage and salvage\")",
                     what, stored.size(), stored.size() == 1 ? "y" : "ies", pt.desc().path, s.persistent_space),
         {s.name, {}, pt.label()});
   };
@@ -1085,9 +1085,9 @@ void Engine::refuse_damaged_journal(const StoreState& s, const catalog::JournalR
   std::size_t unnamed = 0;
   for (const auto& object : stored) unnamed += !named.count(object);
   if (unnamed > Config::max_helper_threads)
-    refuse(fmt::format("journal {} names none of {} stored record copies, more than a crash can leave (one per "
-                       "helper, at most {}): entries were lost (the journal was cut short or replaced?)",
-                       journal_path, unnamed, Config::max_helper_threads));
+    refuse(fmt::format("journal {} does not name {} of the {} record copies stored, more than a crash can leave "
+                       "(one per helper, at most {}): entries were lost (the journal was cut short or replaced?)",
+                       journal_path, unnamed, stored.size(), Config::max_helper_threads));
 }
 
 void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay, const StoredObjects& stored) {
@@ -1112,9 +1112,9 @@ void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay,
   }
   if (removed)
     std::fprintf(stderr,
-                 "mlbs: recovery of store '%s' removed %zu record copies that were erased or never journaled (left "
+                 "mlbs: recovery of store '%s' removed %zu record cop%s that were erased or never journaled (left "
                  "by a crash)\n",
-                 s.name.c_str(), removed);
+                 s.name.c_str(), removed, removed == 1 ? "y" : "ies");
 }
 
 void Engine::close_store(std::uint32_t index) noexcept {

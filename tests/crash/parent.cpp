@@ -203,9 +203,16 @@ std::pair<std::uint64_t, std::uint64_t> disk_usage(const fs::path& dir) {
 void print_leftovers(const Options& o, const Model& m) {
   std::uint64_t live = 0;
   for (const auto& [id, salt] : m.settled_present()) live += record_size(id, salt);
-  const auto [files, bytes] = disk_usage(fs::path(o.dir) / "pfs" / kStoreName);
-  std::printf("mlbs_crash: left on disk: persistent tier %llu files, %s for %s live",
-              static_cast<unsigned long long>(files), format_bytes(bytes).c_str(), format_bytes(live).c_str());
+  const fs::path store = fs::path(o.dir) / "pfs" / kStoreName;
+  const auto [files, bytes] = disk_usage(store);
+  // The journal grows with every operation (it is never compacted): shown
+  // apart, so the records' own space can be held against what is live.
+  struct stat journal {};
+  const std::uint64_t journal_bytes =
+      ::stat((store / "journal.mlbs").c_str(), &journal) == 0 ? static_cast<std::uint64_t>(journal.st_blocks) * 512 : 0;
+  std::printf("mlbs_crash: left on disk: persistent tier %llu files, %s for %s live (%s of them the journal)",
+              static_cast<unsigned long long>(files), format_bytes(bytes).c_str(), format_bytes(live).c_str(),
+              format_bytes(journal_bytes).c_str());
   if (o.fast_tier) {
     std::error_code ec;
     std::uint64_t folders = 0;
