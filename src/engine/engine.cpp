@@ -1,30 +1,26 @@
 #include "engine/engine.hpp"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
 
-#include "catalog/checksum.hpp"
+#include "catalog/recovery.hpp"
 #include "copy/copy.hpp"
 #include "engine/affinity.hpp"
 #include "engine/placement.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
-#include "tiers/directory/directory_backend.hpp"
 #include "tiers/directory/io_select.hpp"
-#include "tiers/directory/layout.hpp"
 #include "tiers/registry.hpp"
+#include "tiers/transfer.hpp"
 
 namespace mlbs::engine {
 namespace {
@@ -745,41 +741,25 @@ void Engine::execute(Op& op, detail::Block& staging) {
   // reading them without the lock is safe; the rest was copied into `op`.
   Record& r = *op.rec;
   const std::uint64_t size = r.size;
+  // Bytes from a file tier are checked against the record's checksum; a
+  // record leaving DRAM for the first time gets its checksum on the way.
   const bool verify = cfg_.checksums && r.has_checksum && op.src > 0;
-  std::uint64_t expected = r.checksum;
-  if (cfg_.checksums && !r.has_checksum && op.src == 0) {
-    op.checksum = expected = catalog::checksum(r.slot.data(), size);
-    op.computed_checksum = true;
-  }
+  const bool first = cfg_.checksums && !r.has_checksum && op.src == 0;
   std::unique_ptr<tiers::ObjectReader> reader;
   std::unique_ptr<tiers::ObjectWriter> writer;
   if (op.src > 0) reader = tiers_[op.src].backend->open({op.space, r.id, r.gen, op.store_name}, size);
   if (op.dst > 0)
     writer = tiers_[op.dst].backend->create({op.dst_space, r.id, r.gen, op.store_name}, size);
-  catalog::Checksummer sum;
-  // A record whose memory side is whole (its DRAM slot, or the block a read
-  // fills) goes to or from the tier in one call, so io_uring keeps
-  // queue_depth requests in flight across the record instead of draining
-  // them at every chunk. Between two file tiers the bytes pass through the
-  // staging buffer, io_chunk_bytes at a time.
-  const std::size_t chunk = op.src == 0 || op.dst == 0 ? static_cast<std::size_t>(size) : cfg_.io_chunk_bytes;
-  for (std::uint64_t off = 0; off < size; off += chunk) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, size - off));
-    const std::byte* from;
-    if (op.src == 0) {
-      from = r.slot.data() + off;
-    } else {
-      std::byte* into = op.dst == 0 ? op.block.data() + off : staging.data();
-      reader->read(off, into, n);
-      from = into;
-    }
-    if (verify) sum.update(from, n);
-    if (writer) writer->write(off, from, n);
+  const std::uint64_t digest = tiers::transfer({op.src == 0 ? r.slot.data() : nullptr, reader.get()},
+                                        {op.dst == 0 ? op.block.data() : nullptr, writer.get()}, size, &staging,
+                                        verify || first);
+  std::uint64_t expected = r.checksum;
+  if (first) {
+    op.checksum = expected = digest;
+    op.computed_checksum = true;
   }
-  if (verify && sum.digest() != expected)
-    throw CorruptionError(EBADMSG,
-                          fmt::format("checksum mismatch: read {:016x}, catalog {:016x}",
-                                      sum.digest(), expected),
+  if (verify && digest != expected)
+    throw CorruptionError(EBADMSG, fmt::format("checksum mismatch: read {:016x}, catalog {:016x}", digest, expected),
                           {op.store_name, r.id, tiers_[op.src].backend->label()});
   if (writer) writer->commit(op.persist);
   if (op.persist) {
@@ -946,7 +926,7 @@ std::uint32_t Engine::open_store(const std::string& name) {
     } catch (...) {
       StoreState& failed = stores_[index];
       failed.open = false;
-      if (failed.lock_fd >= 0) ::close(failed.lock_fd);
+      failed.lock.release();
       for (int t = 1; t < last(); ++t) tiers_[t].backend->remove_space(failed.space);
       throw;
     }
@@ -957,53 +937,17 @@ std::uint32_t Engine::open_store(const std::string& name) {
 void Engine::recover(std::uint32_t index) {
   StoreState& s = stores_[index];
   tiers::Backend& pt = *tiers_[last()].backend;
-  const std::string dir = pt.space_path(s.persistent_space);
-  // One runtime at a time per persistent store, across processes too.
-  const std::string lock_path = dir + "/LOCK";
-  s.lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (s.lock_fd < 0) pt.fail(errno, fmt::format("cannot open {}", lock_path), nullptr);
-  if (::flock(s.lock_fd, LOCK_EX | LOCK_NB) != 0)
-    throw StoreBusyError(EBUSY, "the persistent store is open in another runtime or process",
-                         {s.name, {}, pt.label()});
-  check_rank_count(s);
-  const std::string journal_path = dir + "/journal.mlbs";
-  catalog::JournalReplay replay = catalog::replay_journal(journal_path);
-  // Damage is never a reason to delete: a journal that may not name every
-  // acknowledged record refuses the store before anything is reclaimed.
-  const auto stored = pt.list(s.persistent_space);
-  refuse_damaged_journal(s, replay, journal_path, stored);
-  // Generations name files: never hand out one the journal has seen.
-  for (const auto& e : replay.entries) next_gen_ = std::max(next_gen_, e.generation + 1);
-  // Block-aligned, so an O_DIRECT tier reads straight into it.
-  detail::Block buf = detail::Block::allocate(std::min<std::uint64_t>(cfg_.io_chunk_bytes, 1 << 20));
-  for (const auto& [id, e] : replay.live) {
-    // Verified eagerly: what ids() lists is readable and byte-exact.
-    bool ok = true;
-    try {
-      auto reader = pt.open({s.persistent_space, id, e.generation, s.name}, e.size);
-      catalog::Checksummer sum;
-      for (std::uint64_t off = 0; off < e.size; off += buf.capacity()) {
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.capacity(), e.size - off));
-        reader->read(off, buf.data(), n);
-        sum.update(buf.data(), n);
-      }
-      if (cfg_.checksums && sum.digest() != e.checksum) {
-        ok = false;
-        std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: checksum mismatch\n",
-                     s.name.c_str(), static_cast<unsigned long long>(id));
-      }
-    } catch (const std::exception& ex) {  // missing, short or unreadable file
-      ok = false;
-      std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: %s\n", s.name.c_str(),
-                   static_cast<unsigned long long>(id), ex.what());
-    }
-    if (!ok) {
-      ++counters_.checksum_failures;  // counts every record that failed verification
-      continue;
-    }
+  s.lock = catalog::StoreLock(pt, s.persistent_space, s.name);
+  if (group_) catalog::check_rank_count(pt, s.persistent_space, s.name, group_->size(), group_->rank());
+  const catalog::RecoveredStore found = catalog::recover_store(
+      pt, s.persistent_space, s.name,
+      {cfg_.checksums, static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.io_chunk_bytes, 1 << 20))});
+  counters_.checksum_failures += found.skipped;  // every live record that failed verification
+  next_gen_ = std::max(next_gen_, found.next_generation);
+  for (const catalog::JournalEntry& e : found.records) {
     auto r = std::make_unique<Record>();
     r->store = index;
-    r->id = id;
+    r->id = e.id;
     r->size = e.size;
     r->gen = e.generation;
     r->checksum = e.checksum;
@@ -1014,107 +958,10 @@ void Engine::recover(std::uint32_t index) {
     note(*r, last(), last());
     tiers_[last()].used += e.size;
     live_bytes_ += e.size;
-    next_gen_ = std::max(next_gen_, e.generation + 1);
-    records_.emplace(Key{index, id}, std::move(r));
+    records_.emplace(Key{index, e.id}, std::move(r));
   }
-  remove_orphans(s, replay, stored);
-  s.journal = std::make_shared<catalog::Journal>(journal_path, replay.valid_bytes);
+  s.journal = std::make_shared<catalog::Journal>(found.journal_path, found.journal_valid_bytes);
   touch();
-}
-
-void Engine::check_rank_count(const StoreState& s) const {
-  if (!group_) return;
-  // A persistent store written by N ranks is N rank spaces: a run with another
-  // count would silently see a part of it. Rank 0 records the count beside them.
-  tiers::Backend& pt = *tiers_[last()].backend;
-  const std::filesystem::path marker =
-      std::filesystem::path(pt.space_path(s.persistent_space)).parent_path() / (s.name + ".ranks");
-  if (std::FILE* f = std::fopen(marker.c_str(), "r")) {
-    int written = 0;
-    const bool ok = std::fscanf(f, "%d", &written) == 1;
-    std::fclose(f);
-    if (ok && written != group_->size())
-      throw InvalidArgumentError(EINVAL,
-                                 fmt::format("the persistent store was written by {} MPI ranks and this run has {}: "
-                                             "recover it with {} ranks ({})",
-                                             written, group_->size(), written, marker.string()),
-                                 {s.name, {}, pt.label()});
-    if (ok) return;
-  }
-  if (group_->rank() != 0) return;
-  const std::filesystem::path tmp = marker.string() + ".tmp";
-  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-    std::fprintf(f, "%d\n", group_->size());
-    const bool written = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-    std::fclose(f);
-    if (written) std::filesystem::rename(tmp, marker);
-  } else {
-    pt.fail(errno, fmt::format("cannot write {}", tmp.string()), nullptr);
-  }
-}
-
-void Engine::refuse_damaged_journal(const StoreState& s, const catalog::JournalReplay& replay,
-                                    const std::string& journal_path, const StoredObjects& stored) const {
-  const tiers::Backend& pt = *tiers_[last()].backend;
-  const auto refuse = [&](const std::string& what) {
-    throw CorruptionError(
-        EBADMSG,
-        fmt::format("{}; nothing was changed and the {} record cop{} stored are kept: salvage the store with "
-                    "`mlbs-inspect --salvage {} {}` (docs/persistence.md, \"Journal damage and salvage\")",
-                    what, stored.size(), stored.size() == 1 ? "y" : "ies", pt.desc().path, s.persistent_space),
-        {s.name, {}, pt.label()});
-  };
-  if (replay.damaged())
-    refuse(fmt::format("journal {} is damaged: the entry at byte {} fails its checksum and {} valid entr{} follow "
-                       "({} damaged in all), so the journal may not name every acknowledged record",
-                       journal_path, replay.damaged_at, replay.after_damage.size(),
-                       replay.after_damage.size() == 1 ? "y" : "ies", replay.damaged_entries));
-  if (stored.empty()) return;
-  // The journal's header is durable before the first record is written, so
-  // record copies beside a missing or header-less journal are damage too.
-  if (!replay.exists)
-    refuse(fmt::format("journal {} is missing but record copies are stored", journal_path));
-  if (replay.valid_bytes < catalog::Journal::kHeaderBytes)
-    refuse(fmt::format("journal {} holds {} bytes, less than its header, but record copies are stored",
-                       journal_path, replay.torn_bytes));
-  // A crash leaves at most one unjournaled copy per helper (each writes one
-  // at a time); more copies that no entry names mean lost entries (a journal
-  // cut short or replaced), not a crash.
-  std::set<std::pair<std::uint64_t, std::uint64_t>> named;
-  for (const auto& e : replay.entries) named.insert({e.id, e.generation});
-  std::size_t unnamed = 0;
-  for (const auto& object : stored) unnamed += !named.count(object);
-  if (unnamed > Config::max_helper_threads)
-    refuse(fmt::format("journal {} does not name {} of the {} record copies stored, more than a crash can leave "
-                       "(one per helper, at most {}): entries were lost (the journal was cut short or replaced?)",
-                       journal_path, unnamed, stored.size(), Config::max_helper_threads));
-}
-
-void Engine::remove_orphans(StoreState& s, const catalog::JournalReplay& replay, const StoredObjects& stored) {
-  // A killed run leaves objects the journal does not name: written but never
-  // journaled, or erased but not yet removed. The journal is whole (checked
-  // before: no damage, at most what a crash leaves unnamed) and the store is
-  // locked (no one else writes here), so they go; otherwise every crash
-  // would leak their space for good.
-  tiers::Backend& pt = *tiers_[last()].backend;
-  std::size_t removed = 0;
-  for (const auto& [id, gen] : stored) {
-    next_gen_ = std::max<std::uint64_t>(next_gen_, gen + 1);
-    const auto live = replay.live.find(id);
-    if (live != replay.live.end() && live->second.generation == gen) continue;
-    try {
-      pt.remove({s.persistent_space, id, gen, s.name});
-      ++removed;
-    } catch (const std::exception& ex) {
-      std::fprintf(stderr, "mlbs: recovery of store '%s' cannot remove an unjournaled copy: %s\n", s.name.c_str(),
-                   ex.what());
-    }
-  }
-  if (removed)
-    std::fprintf(stderr,
-                 "mlbs: recovery of store '%s' removed %zu record cop%s that were erased or never journaled (left "
-                 "by a crash)\n",
-                 s.name.c_str(), removed, removed == 1 ? "y" : "ies");
 }
 
 void Engine::close_store(std::uint32_t index) noexcept {
@@ -1164,8 +1011,7 @@ void Engine::close_store(std::uint32_t index) noexcept {
   for (int t = 1; t <= last(); ++t)
     if (!(persistent() && t == last())) tiers_[t].backend->remove_space(s.space);
   s.journal.reset();
-  if (s.lock_fd >= 0) ::close(s.lock_fd);
-  s.lock_fd = -1;
+  s.lock.release();
   touch();
 }
 
@@ -1384,11 +1230,8 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
   try {
     if (buf.capacity() < r.size) buf = detail::Block::allocate(r.size);
     auto reader = tiers_[src].backend->open({space, r.id, r.gen, store_name}, r.size);
-    for (std::uint64_t off = 0; off < r.size; off += cfg_.io_chunk_bytes) {
-      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.io_chunk_bytes, r.size - off));
-      reader->read(off, buf.data() + off, n);
-    }
-    if (verify && catalog::checksum(buf.data(), r.size) != r.checksum)
+    const std::uint64_t digest = tiers::transfer({nullptr, reader.get()}, {buf.data(), nullptr}, r.size, nullptr, verify);
+    if (verify && digest != r.checksum)
       throw CorruptionError(EBADMSG, "checksum mismatch on a direct read",
                             {store_name, r.id, tiers_[src].backend->label()});
   } catch (...) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "catalog/journal.hpp"
+#include "catalog/recovery.hpp"
 #include "core/group.hpp"
 #include "engine/slot_pool.hpp"
 #include "mlbs/config.hpp"
@@ -66,7 +67,7 @@ struct StoreState {
   std::unordered_map<std::uint64_t, std::uint32_t> consumed;  ///< explicit schedule: reads done per id
   std::unordered_map<std::uint64_t, std::uint64_t> pending;   ///< writes in progress: id -> bytes
   std::shared_ptr<catalog::Journal> journal;
-  int lock_fd = -1;
+  catalog::StoreLock lock;         ///< persistent: this runtime's hold on the store
   unsigned journal_erases = 0;     ///< erase entries queued or being written: flush() waits for them
 };
 
@@ -195,19 +196,8 @@ class Engine {
   ErrorContext ctx(const Record& r, int tier = -1) const;
   ErrorContext ctx(std::uint32_t store, std::uint64_t id) const;
   std::string space_for(const StoreState& s, int tier) const;
+  /// Persistent: takes the store's lock and recovers what its journal names (catalog/recovery).
   void recover(std::uint32_t store);
-  /// MPI: a persistent store recovers only with the number of ranks that wrote it.
-  void check_rank_count(const StoreState& s) const;
-  using StoredObjects = std::vector<std::pair<std::uint64_t, std::uint64_t>>;  ///< (id, generation)
-  /// Throws CorruptionError, before anything is removed, when the journal may
-  /// not name every acknowledged record: damage in the middle, a missing or
-  /// header-less journal beside stored copies, more unnamed copies than a
-  /// crash leaves. A torn tail is not damage.
-  void refuse_damaged_journal(const StoreState& s, const catalog::JournalReplay& replay,
-                              const std::string& journal_path, const StoredObjects& stored) const;
-  /// Removes the persistent space's copies that are not live: erased, or
-  /// never journaled (left by a crash). Only after refuse_damaged_journal().
-  void remove_orphans(StoreState& s, const catalog::JournalReplay& replay, const StoredObjects& stored);
   /// Waits until every record of `store` written up to generation `horizon`
   /// (and every erase done so far) is durable on the last tier. Throws when
   /// that cannot happen: some failed there, or the helpers are idle with

@@ -1,0 +1,185 @@
+#include "catalog/recovery.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "mlbs/config.hpp"
+#include "mlbs/errors.hpp"
+#include "tiers/transfer.hpp"
+
+namespace mlbs::catalog {
+namespace {
+
+using StoredObjects = std::vector<std::pair<std::uint64_t, std::uint64_t>>;  // (id, generation)
+
+/// Throws CorruptionError when the journal may not name every acknowledged
+/// record; a torn tail is not damage. Nothing has been changed yet.
+void refuse_damaged_journal(const tiers::Backend& tier, const std::string& space, const std::string& store,
+                            const JournalReplay& replay, const std::string& journal_path,
+                            const StoredObjects& stored) {
+  const auto refuse = [&](const std::string& what) {
+    throw CorruptionError(
+        EBADMSG,
+        fmt::format("{}; nothing was changed and the {} record cop{} stored are kept: salvage the store with "
+                    "`mlbs-inspect --salvage {} {}` (docs/persistence.md, \"Journal damage and salvage\")",
+                    what, stored.size(), stored.size() == 1 ? "y" : "ies", tier.desc().path, space),
+        {store, {}, tier.label()});
+  };
+  if (replay.damaged())
+    refuse(fmt::format("journal {} is damaged: the entry at byte {} fails its checksum and {} valid entr{} follow "
+                       "({} damaged in all), so the journal may not name every acknowledged record",
+                       journal_path, replay.damaged_at, replay.after_damage.size(),
+                       replay.after_damage.size() == 1 ? "y" : "ies", replay.damaged_entries));
+  if (stored.empty()) return;
+  // The journal's header is durable before the first record is written, so
+  // record copies beside a missing or header-less journal are damage too.
+  if (!replay.exists) refuse(fmt::format("journal {} is missing but record copies are stored", journal_path));
+  if (replay.valid_bytes < Journal::kHeaderBytes)
+    refuse(fmt::format("journal {} holds {} bytes, less than its header, but record copies are stored",
+                       journal_path, replay.torn_bytes));
+  // A crash leaves at most one unjournaled copy per helper (each writes one
+  // at a time); more copies that no entry names mean lost entries (a journal
+  // cut short or replaced), not a crash.
+  std::set<std::pair<std::uint64_t, std::uint64_t>> named;
+  for (const auto& e : replay.entries) named.insert({e.id, e.generation});
+  const auto unnamed = static_cast<std::size_t>(
+      std::count_if(stored.begin(), stored.end(), [&](const auto& object) { return !named.count(object); }));
+  if (unnamed > Config::max_helper_threads)
+    refuse(fmt::format("journal {} does not name {} of the {} record copies stored, more than a crash can leave "
+                       "(one per helper, at most {}): entries were lost (the journal was cut short or replaced?)",
+                       journal_path, unnamed, stored.size(), Config::max_helper_threads));
+}
+
+/// Reads a live record in full; false (its reason on stderr) if it is
+/// missing, short, unreadable or, with checksums, does not match.
+bool verify(tiers::Backend& tier, const std::string& space, const std::string& store, const JournalEntry& e,
+            bool checksums, detail::Block& buffer) {
+  try {
+    auto reader = tier.open({space, e.id, e.generation, store}, e.size);
+    const std::uint64_t digest = tiers::transfer({nullptr, reader.get()}, {}, e.size, &buffer, checksums);
+    if (!checksums || digest == e.checksum) return true;
+    std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: checksum mismatch\n", store.c_str(),
+                 static_cast<unsigned long long>(e.id));
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: %s\n", store.c_str(),
+                 static_cast<unsigned long long>(e.id), ex.what());
+  }
+  return false;
+}
+
+/// Removes the stored copies that are not live: erased or superseded (a
+/// crash between an erase entry and the removal), or never journaled (a
+/// crash between a copy and its entry). The journal is whole (checked) and
+/// the store locked, so no one else writes here; otherwise every crash would
+/// leak their space for good.
+void remove_unlive(tiers::Backend& tier, const std::string& space, const std::string& store,
+                   const JournalReplay& replay, const StoredObjects& stored) {
+  std::size_t removed = 0;
+  for (const auto& [id, gen] : stored) {
+    const auto live = replay.live.find(id);
+    if (live != replay.live.end() && live->second.generation == gen) continue;
+    try {
+      tier.remove({space, id, gen, store});
+      ++removed;
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "mlbs: recovery of store '%s' cannot remove an unjournaled copy: %s\n", store.c_str(),
+                   ex.what());
+    }
+  }
+  if (removed)
+    std::fprintf(stderr,
+                 "mlbs: recovery of store '%s' removed %zu record cop%s that were erased or never journaled (left "
+                 "by a crash)\n",
+                 store.c_str(), removed, removed == 1 ? "y" : "ies");
+}
+
+}  // namespace
+
+StoreLock::StoreLock(const tiers::Backend& tier, const std::string& space, const std::string& store) {
+  const std::string path = tier.space_path(space) + "/LOCK";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) tier.fail(errno, fmt::format("cannot open {}", path), nullptr);
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    release();
+    throw StoreBusyError(EBUSY, "the persistent store is open in another runtime or process", {store, {}, tier.label()});
+  }
+}
+
+StoreLock& StoreLock::operator=(StoreLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void StoreLock::release() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void check_rank_count(const tiers::Backend& tier, const std::string& space, const std::string& store, int ranks,
+                      int rank) {
+  // A persistent store written by N ranks is N rank spaces: a run with another
+  // count would silently see a part of it. Rank 0 records the count beside them.
+  const std::filesystem::path marker = std::filesystem::path(tier.space_path(space)).parent_path() / (store + ".ranks");
+  if (std::FILE* f = std::fopen(marker.c_str(), "r")) {
+    int written = 0;
+    const bool ok = std::fscanf(f, "%d", &written) == 1;
+    std::fclose(f);
+    if (ok && written != ranks)
+      throw InvalidArgumentError(EINVAL,
+                                 fmt::format("the persistent store was written by {} MPI ranks and this run has {}: "
+                                             "recover it with {} ranks ({})",
+                                             written, ranks, written, marker.string()),
+                                 {store, {}, tier.label()});
+    if (ok) return;
+  }
+  if (rank != 0) return;
+  const std::filesystem::path tmp = marker.string() + ".tmp";
+  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+    std::fprintf(f, "%d\n", ranks);
+    const bool written = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+    std::fclose(f);
+    if (written) std::filesystem::rename(tmp, marker);
+  } else {
+    tier.fail(errno, fmt::format("cannot write {}", tmp.string()), nullptr);
+  }
+}
+
+RecoveredStore recover_store(tiers::Backend& tier, const std::string& space, const std::string& store,
+                             const RecoveryOptions& options) {
+  RecoveredStore out;
+  out.journal_path = tier.space_path(space) + "/journal.mlbs";
+  const JournalReplay replay = replay_journal(out.journal_path);
+  // Damage is never a reason to delete: refused before anything is reclaimed.
+  const StoredObjects stored = tier.list(space);
+  refuse_damaged_journal(tier, space, store, replay, out.journal_path, stored);
+  // Generations name objects: never hand out one the journal or the tier has seen.
+  for (const auto& e : replay.entries) out.next_generation = std::max(out.next_generation, e.generation + 1);
+  for (const auto& [id, gen] : stored) out.next_generation = std::max(out.next_generation, gen + 1);
+  // Verified eagerly: what ids() lists is readable and byte-exact. The
+  // buffer is block-aligned, so an O_DIRECT tier reads straight into it.
+  detail::Block buffer = detail::Block::allocate(options.chunk_bytes);
+  for (const auto& [id, e] : replay.live) {
+    if (verify(tier, space, store, e, options.checksums, buffer))
+      out.records.push_back(e);
+    else
+      ++out.skipped;
+  }
+  remove_unlive(tier, space, store, replay, stored);
+  out.journal_valid_bytes = replay.valid_bytes;
+  return out;
+}
+
+}  // namespace mlbs::catalog
