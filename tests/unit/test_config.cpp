@@ -18,6 +18,7 @@
 #include "mlbs/errors.hpp"
 #include "mlbs/features.hpp"
 #include "mlbs/runtime.hpp"
+#include "tiers/kinds.hpp"
 
 namespace {
 
@@ -221,6 +222,16 @@ TEST(ConfigTierSpec, QuotaTypoIsAnError) {
   EXPECT_NE(std::string(e.what()).find("1PiX"), std::string::npos) << e.what();
   EXPECT_EQ(mlbs::parse_tier_spec("mem:1GiB,dir:/p:1PiB")[1].capacity_bytes, 1024 * TiB);
   EXPECT_EQ(mlbs::parse_tier_spec("mem:1GiB,dir:/p:2PB")[1].capacity_bytes, 2'000'000'000'000'000u);
+}
+
+// A path whose last ':'-part starts with a digit formats with an explicit quota, so it re-parses as the same path.
+TEST(ConfigTierSpec, PathEndingLikeAQuotaRoundTrips) {
+  for (const char* path : {"/p:1x", "/data/run:2024", "/p:5"}) {
+    const std::string spec = mlbs::format_tier_spec({Tier::memory(GiB), Tier::directory(path)});
+    const auto back = mlbs::parse_tier_spec(spec);
+    EXPECT_EQ(back[1].path, path) << spec;
+    EXPECT_EQ(back[1].capacity_bytes, 0u) << spec;
+  }
 }
 
 // Errors name the entry as FIELD[index]: unknown kind, missing size or path, stray commas.
@@ -968,6 +979,42 @@ TEST(ConfigValidate, PageCacheOnlyOnFileTiers) {
   EXPECT_NO_THROW(cfg.validate());
   cfg.tiers[0].page_cache = true;
   EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[0].page_cache");
+}
+
+// --- tier kinds -------------------------------------------------------------------
+
+// Every kind's spellings name it; unknown-kind messages list the kinds the descriptors know.
+TEST(ConfigTierKinds, SpellingsAndMessagesComeFromTheDescriptors) {
+  for (const auto& kind : mlbs::tiers::tier_kinds()) {
+    EXPECT_EQ(mlbs::tiers::find_tier_kind(kind.name), &kind);
+    for (const auto& spelling : kind.spellings) EXPECT_EQ(mlbs::tiers::find_tier_kind(spelling), &kind) << spelling;
+  }
+  EXPECT_EQ(mlbs::tiers::find_tier_kind("tape"), nullptr);
+  const ConfigError e = config_error([] { mlbs::parse_tier_spec("mem:1G,tape:/x"); });
+  EXPECT_NE(std::string(e.what()).find("expected mem, dir or mpiio"), std::string::npos) << e.what();
+}
+
+// A key the kind does not take is refused where it is set: in TOML with its line, and by validate().
+TEST(ConfigTierKinds, KeysAKindDoesNotTakeAreRefused) {
+  const ConfigError toml_error = config_error([] {
+    Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "path = \"/x\""}), "k.toml");
+  });
+  EXPECT_EQ(toml_error.field(), "tiers[0].path");
+  EXPECT_EQ(toml_error.line(), 4u);
+  EXPECT_NE(std::string(toml_error.what()).find("the memory tier takes no path"), std::string::npos) << toml_error.what();
+  Config cfg = two_tiers();
+  cfg.tiers[0].bandwidth_bytes_per_s = 1000;
+  EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[0].bandwidth");
+  cfg = two_tiers();
+  cfg.tiers[0].path = "/x";
+  EXPECT_EQ(config_error([&] { cfg.validate(); }).field(), "tiers[0].path");
+  if (MLBS_HAVE_MPI) {
+    cfg.tiers = {Tier::memory(GiB), Tier::mpiio("/shared")};
+    cfg.tiers[1].queue_depth = 16;
+    const ConfigError e = config_error([&] { cfg.validate(); });
+    EXPECT_EQ(e.field(), "tiers[1].queue_depth");
+    EXPECT_NE(std::string(e.what()).find("an mpiio tier takes no queue_depth"), std::string::npos) << e.what();
+  }
 }
 
 // --- the mpiio tier -------------------------------------------------------------
