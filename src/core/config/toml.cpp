@@ -182,19 +182,20 @@ class TomlReader {
     const toml::node* kind_node = table.get("kind");
     if (!kind_node) table_at.sub(".kind").fail(fmt::format("missing (expected kind = {})", tiers::tier_kind_list(false)));
     const Where kind_at = note(name + ".kind", *kind_node);
-    const tiers::TierKind* kind = tiers::find_tier_kind(string(*kind_node, kind_at));
+    const std::string spelling = string(*kind_node, kind_at);
+    const tiers::TierKind* kind = tiers::find_tier_kind(spelling);
     if (!kind)
-      kind_at.fail(fmt::format("unknown tier kind '{}' (expected {})", string(*kind_node, kind_at),
-                               tiers::tier_kind_list(false)));
+      kind_at.fail(fmt::format("unknown tier kind '{}' (expected {})", spelling, tiers::tier_kind_list(false)));
     // validate() says whether this build can run the kind (mpiio needs MPI).
     Tier tier = kind->make({}, 0);
-    const auto file_keys = tiers::all_tier_keys();
+    // Keys some kind takes: another kind refuses them by name, not as unknown.
+    const auto kind_keys = tiers::all_tier_keys();
 
     for (auto&& [key, node] : table) {
       const std::string field(key.str());
       const Where at = note(name + "." + field, node);
       if (field == "kind") continue;
-      if (std::find(file_keys.begin(), file_keys.end(), field) != file_keys.end() && !kind->takes(field))
+      if (std::find(kind_keys.begin(), kind_keys.end(), field) != kind_keys.end() && !kind->takes(field))
         at.fail(fmt::format("{} takes no {}", kind->noun, field));
       if (field == "capacity") {
         tier.capacity_bytes = size(node, at);
@@ -224,7 +225,7 @@ class TomlReader {
         tier.io_request_bytes = size(node, at);
       } else {
         Where{at.field, source_, key.source().begin.line}.fail(fmt::format(
-            "unknown key (expected kind, capacity, block, shared, high_water, low_water, {})", fmt::join(file_keys, ", ")));
+            "unknown key (expected kind, capacity, block, shared, high_water, low_water, {})", fmt::join(kind_keys, ", ")));
       }
     }
     return tier;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tiers/kinds.hpp"
+#include "tiers/tier_folder.hpp"
 
 namespace mlbs {
 
@@ -59,11 +60,8 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
       if (tier.path.empty()) fail(name + ".path", fmt::format("{} needs a path", kind->noun));
       // Lexical only: validate() must not touch the file system.
       std::error_code ec;
-      fs::path normal = fs::absolute(tier.path, ec);
-      if (ec) normal = tier.path;
-      normal = normal.lexically_normal();
-      if (!normal.has_filename() && normal.has_parent_path() && normal != normal.root_path())
-        normal = normal.parent_path();  // "/a/b/" and "/a/b" are the same directory
+      const fs::path absolute = fs::absolute(tier.path, ec);
+      const fs::path normal = tiers::normalised_tier_path(ec ? tier.path : absolute.string());
       if (const auto [it, fresh] = directories.try_emplace(normal, i); !fresh)
         fail(name + ".path", fmt::format("'{}' is the same directory as tiers[{}] ('{}')", tier.path, it->second,
                                          cfg.tiers[it->second].path));
