@@ -227,9 +227,12 @@ int salvage(const Options& opt, const fs::path& store_dir, const fs::path& journ
   std::string kept_as;
   std::error_code ec;
   if (fs::exists(journal, ec)) {
-    // The old journal stays for whoever wants to look at it again.
+    // The old journal stays for whoever wants to look at it again: a second
+    // name for it, while the new one replaces it atomically (at every moment
+    // journal.mlbs is the old or the new one, so a salvage cut short can be
+    // run again and finds the same entries).
     kept_as = fmt::format("{}.damaged-{}", journal.string(), static_cast<long long>(std::time(nullptr)));
-    fs::rename(journal, kept_as);
+    fs::create_hard_link(journal, kept_as);
   }
   mlbs::catalog::write_journal(journal.string(), plan.journal);
   ::close(lock);
