@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "catalog/journal.hpp"
-#include "catalog/recovery.hpp"
+#include "catalog/records.hpp"
 #include "core/group.hpp"
 #include "engine/slot_pool.hpp"
 #include "mlbs/config.hpp"
@@ -29,47 +29,11 @@
 
 namespace mlbs::engine {
 
-using TierMask = std::uint32_t;
-constexpr TierMask bit(int t) { return TierMask{1} << t; }
-
-/// One record and everything the catalog knows about it.
-struct Record {
-  std::uint32_t store = 0;
-  std::uint64_t id = 0;
-  std::uint64_t size = 0;
-  std::uint64_t gen = 0;            ///< runtime-unique write generation (also write order)
-  std::uint64_t checksum = 0;
-  bool has_checksum = false;
-  TierMask copies = 0;              ///< tiers holding a full copy
-  detail::Block slot;               ///< the DRAM copy when copies & bit(0)
-  std::uint64_t last_use = 0;       ///< LRU clock (unknown schedule)
-  bool busy = false;                ///< a helper is copying it
-  bool retired = false;             ///< released/erased while busy or pinned: finish when idle
-  bool demand = false;              ///< a read waits for it
-  bool journaled = false;           ///< persistent: durable on the last tier
-  int pins = 0;                     ///< readers copying out of its slot
-  TierMask avoid = 0;               ///< tiers that failed for it
-  std::exception_ptr error;         ///< why it cannot be delivered (corruption, lost copy)
-  std::exception_ptr write_failure; ///< why the last copy down failed (the record kept its copy):
-                                    ///< reported when flush() or a write() needs that copy
-  std::vector<RecordInfo::Move> lineage;
-  // Placement of the last planning pass.
-  std::uint64_t rank = 0;
-  bool want_mem = false;
-  int dir_target = -1;
-};
-
-struct StoreState {
-  std::string name;
-  std::string space;               ///< namespace on the tiers above the persistent one
-  std::string persistent_space;    ///< namespace on the last tier (stable, persistent mode)
-  bool open = true;
-  std::unordered_map<std::uint64_t, std::uint32_t> consumed;  ///< explicit schedule: reads done per id
-  std::unordered_map<std::uint64_t, std::uint64_t> pending;   ///< writes in progress: id -> bytes
-  std::shared_ptr<catalog::Journal> journal;
-  catalog::StoreLock lock;         ///< persistent: this runtime's hold on the store
-  unsigned journal_erases = 0;     ///< erase entries queued or being written: flush() waits for them
-};
+// The catalog's record and store types (catalog/records.hpp), by their short names here.
+using catalog::bit;
+using catalog::Record;
+using catalog::StoreState;
+using catalog::TierMask;
 
 class Engine {
  public:
