@@ -82,9 +82,11 @@ bool verify(tiers::Backend& tier, const std::string& space, const std::string& s
 /// crash between a copy and its entry). The journal is whole (checked) and
 /// the store locked, so no one else writes here; otherwise every crash would
 /// leak their space for good.
-void remove_unlive(tiers::Backend& tier, const std::string& space, const std::string& store,
+/// Returns whether every such copy is gone.
+bool remove_unlive(tiers::Backend& tier, const std::string& space, const std::string& store,
                    const JournalReplay& replay, const StoredObjects& stored) {
   std::size_t removed = 0;
+  bool all = true;
   for (const auto& [id, gen] : stored) {
     const auto live = replay.live.find(id);
     if (live != replay.live.end() && live->second.generation == gen) continue;
@@ -92,6 +94,7 @@ void remove_unlive(tiers::Backend& tier, const std::string& space, const std::st
       tier.remove({space, id, gen, store});
       ++removed;
     } catch (const std::exception& ex) {
+      all = false;
       std::fprintf(stderr, "mlbs: recovery of store '%s' cannot remove an unjournaled copy: %s\n", store.c_str(),
                    ex.what());
     }
@@ -101,6 +104,30 @@ void remove_unlive(tiers::Backend& tier, const std::string& space, const std::st
                  "mlbs: recovery of store '%s' removed %zu record cop%s that were erased or never journaled (left "
                  "by a crash)\n",
                  store.c_str(), removed, removed == 1 ? "y" : "ies");
+  return all;
+}
+
+/// The journal rewritten with just the live records' puts, when it holds
+/// mostly history: it would otherwise grow with every operation the store
+/// ever saw. One erased put keeps the highest generation handed out, so
+/// generations (which name objects) never repeat. Atomic (write_journal);
+/// returns the new journal's length.
+std::uint64_t compact(const std::string& path, const JournalReplay& replay, const std::string& store) {
+  std::uint64_t newest = 0, newest_live = 0;
+  for (const auto& e : replay.entries) newest = std::max(newest, e.generation);
+  for (const auto& [id, e] : replay.live) newest_live = std::max(newest_live, e.generation);
+  std::vector<JournalEntry> entries;
+  // The watermark first: replay keeps an id's newest put, so after a live
+  // put of the same id it would take that record with it.
+  if (newest > newest_live) {
+    entries.push_back({JournalEntry::Op::put, 0, newest, 0, 0});
+    entries.push_back({JournalEntry::Op::erase, 0, newest, 0, 0});
+  }
+  for (const auto& [id, e] : replay.live) entries.push_back(e);
+  write_journal(path, entries);
+  std::fprintf(stderr, "mlbs: recovery of store '%s' compacted its journal: %zu entries, %zu live records\n",
+               store.c_str(), replay.entries.size(), replay.live.size());
+  return Journal::kHeaderBytes + entries.size() * Journal::kEntryBytes;
 }
 
 }  // namespace
@@ -177,8 +204,13 @@ RecoveredStore recover_store(tiers::Backend& tier, const std::string& space, con
     else
       ++out.skipped;
   }
-  remove_unlive(tier, space, store, replay, stored);
+  const bool clean = remove_unlive(tier, space, store, replay, stored);
   out.journal_valid_bytes = replay.valid_bytes;
+  // Compacted only once nothing it names as erased is left on the tier (an
+  // erase entry is what lets the next open remove such a copy).
+  if (clean && replay.entries.size() >= options.compact_entries &&
+      replay.entries.size() > 4 * replay.live.size())
+    out.journal_valid_bytes = compact(out.journal_path, replay, store);
   return out;
 }
 

@@ -42,6 +42,9 @@ void check_rank_count(const tiers::Backend& tier, const std::string& space, cons
 struct RecoveryOptions {
   bool checksums = true;           ///< compare each record's xxHash3 (else its size only)
   std::size_t chunk_bytes = 1 << 20;  ///< read through a buffer this large
+  /// A journal of at least this many entries, more than 4 per live record,
+  /// is rewritten with the live records alone.
+  std::size_t compact_entries = 4096;
 };
 
 struct RecoveredStore {
@@ -55,9 +58,10 @@ struct RecoveredStore {
 /// Replays the store's journal and refuses, before anything is changed, a
 /// journal that may not name every acknowledged record (CorruptionError:
 /// damage in the middle, missing or header-less beside stored copies, more
-/// unnamed copies than a crash leaves); then verifies every live record and
+/// unnamed copies than a crash leaves); then verifies every live record,
 /// removes the copies that are not live (erased, superseded, or left
-/// unjournaled by a crash). The caller holds the store's lock.
+/// unjournaled by a crash) and compacts a journal that is mostly history.
+/// The caller holds the store's lock.
 RecoveredStore recover_store(tiers::Backend& tier, const std::string& space, const std::string& store,
                              const RecoveryOptions& options);
 
