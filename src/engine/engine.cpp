@@ -1026,15 +1026,16 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   if (find(store, id) || s.pending.count(id))
     throw DuplicateIdError(EEXIST, "record already written (erase it before writing it again)",
                            ctx(store, id));
-  if (const std::uint64_t slot = detail::round_up_block(bytes); bytes > pool_.capacity() || slot > pool_.capacity())
+  const std::uint64_t slot_bytes = detail::round_up_block(bytes);  // never less than bytes
+  if (slot_bytes > pool_.capacity())
     throw CapacityError(ENOSPC,
                         bytes > pool_.capacity()
                             ? fmt::format("record of {} is larger than the DRAM budget of {}", format_bytes(bytes),
                                           format_bytes(pool_.capacity()))
                             : fmt::format("record of {} needs a DRAM slot of {} (slots are whole {}-byte blocks) "
                                           "and the DRAM budget is {}: give tier 0 at least {}",
-                                          format_bytes(bytes), format_bytes(slot), detail::kBlockAlign,
-                                          format_bytes(pool_.capacity()), format_bytes(slot)),
+                                          format_bytes(bytes), format_bytes(slot_bytes), detail::kBlockAlign,
+                                          format_bytes(pool_.capacity()), format_bytes(slot_bytes)),
                         {s.name, id, "tier 0 (memory)"});
   if (persistent()) {
     // Every accepted record owes the last tier a copy: one that its quota
@@ -1053,7 +1054,6 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
                                       format_bytes(bytes), format_bytes(cap), format_bytes(live_bytes_)),
                           {s.name, id, tiers_[last()].backend->label()});
   }
-  const std::uint64_t slot_bytes = detail::round_up_block(bytes);
   s.pending.emplace(id, slot_bytes);
   pending_bytes_ += slot_bytes;
   last_write_bytes_ = slot_bytes;
@@ -1327,8 +1327,8 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
   };
   if (!state_cv_.wait_until(lock, deadline, [&] { return done() || !pending_errors_.empty(); }))
     throw IoError(ETIMEDOUT,
-                  fmt::format("flush did not complete within {} ms: transfers to the persistent tier are still "
-                              "in flight (a slow device?)",
+                  fmt::format("flush did not complete by the deadline (shutdown_timeout_ms = {}): transfers to the "
+                              "persistent tier are still in flight (a slow device?)",
                               cfg_.shutdown_timeout_ms),
                   {stores_[store].name, {}, tiers_[last()].backend->label()});
   if (!owed.empty() && !stopping_) throw_not_durable(store, owed);
@@ -1357,13 +1357,14 @@ void Engine::throw_not_durable(std::uint32_t store, std::vector<const Record*> o
     } catch (const CorruptionError& e) {
       throw CorruptionError(e.error_code(), fmt::format("{}; id {}: {}", what, r->id, e.message()), where);
     } catch (const Error& e) {
-      const std::string hint = e.error_code() == ENOSPC || e.error_code() == EDQUOT
+      const int code = e.error_code() ? e.error_code() : EIO;
+      const std::string hint = code == ENOSPC || code == EDQUOT
                                    ? "free space on the device and call flush() again, or erase records"
                                    : "call flush() again once the device is back";
-      const std::string msg = fmt::format("{}; the persistent tier failed: {} ({})", what, e.message(), hint);
-      if (dynamic_cast<const DeviceFullError*>(&e)) throw DeviceFullError(e.error_code(), msg, where);
-      if (dynamic_cast<const TierError*>(&e)) throw TierError(e.error_code(), msg, where);
-      throw IoError(e.error_code() ? e.error_code() : EIO, msg, where);
+      // The tier's own errno-to-type mapping (DeviceFullError, TierError, IoError).
+      const tiers::ObjectRef ref{stores_[store].persistent_space, owed.front()->id, owed.front()->gen,
+                                 stores_[store].name};
+      pt.fail(code, fmt::format("{}; the persistent tier failed: {} ({})", what, e.message(), hint), &ref);
     } catch (...) {
       std::rethrow_exception(r->error ? r->error : r->write_failure);
     }
