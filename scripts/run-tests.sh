@@ -23,9 +23,27 @@ failed=()
 skipped=""
 stage="setup"
 
+# The failed tests of a ctest stage, each with the end of its output, printed
+# again at the very end: CI shows only the tail of a long log, and the three
+# stages' output would otherwise bury the failure of the first.
+failed_tests=""
+note_failures() {  # note_failures <preset>
+  local dir="build/$1/Testing/Temporary"
+  [[ -f $dir/LastTestsFailed.log ]] || return 0
+  local name
+  while IFS=: read -r _ name; do
+    failed_tests+=$'\n'"--- [$1] $name: the end of its output ---"$'\n'
+    failed_tests+=$(awk -v t="$name" '
+      $0 ~ "^[0-9]+/[0-9]+ Test: " && $3 == t { on = 1; next }
+      on && /^<end of output>/ { exit }
+      on { print }' "$dir/LastTest.log" | tail -n 40)
+  done < "$dir/LastTestsFailed.log"
+}
+
 finish() {
   local rc=$?
   local elapsed=$((SECONDS - start_s))
+  [[ -n $failed_tests ]] && printf '\n=== mlbs run-tests: failed tests ===%s\n' "$failed_tests"
   if ((rc == 0 && ${#failed[@]} == 0)); then
     if [[ -n $skipped ]]; then
       echo "mlbs run-tests: PASSED (${skipped} SKIPPED by MLBS_SKIP_*) in ${elapsed}s"
@@ -57,6 +75,7 @@ banner "ctest (default, all tests)"
 stage="ctest default"
 if ! ctest --preset default -j "$test_jobs" --output-on-failure --timeout "$timeout_s"; then
   failed+=("ctest default")
+  note_failures default
 fi
 
 # --- tsan preset: engine and integration tests ---------------------------------
@@ -75,6 +94,7 @@ else
        ctest --preset tsan -L 'unit|integration' -j "$test_jobs" \
              --output-on-failure --timeout "$timeout_s"; then
     failed+=("ctest tsan")
+  note_failures tsan
   fi
 fi
 
@@ -92,6 +112,7 @@ else
   stage="ctest asan"
   if ! ctest --preset asan -j "$test_jobs" --output-on-failure --timeout "$timeout_s"; then
     failed+=("ctest asan")
+  note_failures asan
   fi
 fi
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -132,6 +134,21 @@ TEST(Faults, FlushRetriesRecordsTheLastTierFailedBefore) {
     EXPECT_TRUE(exact(u, id));
   }
   EXPECT_EQ(rt.stats().tiers[2].errors, 2u);
+}
+
+// A rule with ?<path> fires only while that file exists: the last tier is full until the file goes, then the same flush succeeds.
+TEST(Faults, RuleWithAPathFiresWhileTheFileExists) {
+  TempDir dir;
+  const std::string flag = dir / "device-full";
+  std::ofstream(flag).put('x');
+  mlbs::Runtime rt(tiers(dir, "", "write:ENOSPC?" + flag, mlbs::Durability::persistent));
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_range(u, 0, 2);
+  EXPECT_THROW(u.flush(), mlbs::DeviceFullError);
+  EXPECT_THROW(u.flush(), mlbs::DeviceFullError) << "the device stays full while the file exists";
+  std::filesystem::remove(flag);
+  u.flush();
+  for (std::uint64_t id = 0; id < 2; ++id) EXPECT_TRUE(u.info(id).durable) << "id " << id;
 }
 
 // Scratch, two tiers, the only file tier fails: once DRAM is full, write() throws instead of hanging; what was accepted reads back.

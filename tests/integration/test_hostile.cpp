@@ -60,23 +60,21 @@ bool holds(const mlbs::Store<std::byte>& s, std::uint64_t id, std::size_t bytes)
 
 /// The last tier on a device of `device_bytes`, `taken_bytes` of it held by
 /// another file: a tmpfs of its own where this process may mount one. Else
-/// (not root, no mount namespace) the tier injects ENOSPC from its
-/// `full_after`-th write on, `times` times, as such a device would.
+/// (not root, a container without CAP_SYS_ADMIN) the tier injects ENOSPC from
+/// its `full_after`-th write on for as long as a flag file exists, as such a
+/// device would until room is freed (make_room() removes the flag).
 class SmallDevice {
  public:
-  SmallDevice(const TempDir& dir, std::uint64_t device_bytes, std::uint64_t taken_bytes, unsigned full_after,
-              unsigned times = 1000)
-      : path_(dir.path() / "pfs") {
+  SmallDevice(const TempDir& dir, std::uint64_t device_bytes, std::uint64_t taken_bytes, unsigned full_after)
+      : path_(dir.path() / "pfs"), taken_(dir.path() / "pfs" / "taken") {
     fs::create_directories(path_);
     const std::string opts = "size=" + std::to_string(device_bytes);
     mounted_ = ::mount("tmpfs", path_.c_str(), "tmpfs", 0, opts.c_str()) == 0;
-    if (mounted_) {
-      std::ofstream taken(path_ / "taken", std::ios::binary);
-      const std::string block(1 << 16, 'x');
-      for (std::uint64_t n = 0; n < taken_bytes; n += block.size()) taken.write(block.data(), block.size());
-    } else {
-      faults_ = "write:ENOSPC@" + std::to_string(full_after) + "*" + std::to_string(times);
-    }
+    if (!mounted_) taken_ = dir.path() / "device-full";
+    std::ofstream taken(taken_, std::ios::binary);
+    const std::string block(1 << 16, 'x');
+    for (std::uint64_t n = 0; mounted_ && n < taken_bytes; n += block.size()) taken.write(block.data(), block.size());
+    if (!mounted_) faults_ = "write:ENOSPC@" + std::to_string(full_after) + "?" + taken_.string();
   }
   ~SmallDevice() {
     if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
@@ -86,14 +84,13 @@ class SmallDevice {
     t.faults = faults_;
     return t;
   }
-  /// Space comes back: the other file goes (injected faults run out by themselves).
-  void make_room() const {
-    if (mounted_) fs::remove(path_ / "taken");
-  }
+  /// Space comes back: the other file goes (or the flag that keeps the injected device full).
+  void make_room() const { fs::remove(taken_); }
   bool real() const { return mounted_; }
 
  private:
   fs::path path_;
+  fs::path taken_;  ///< the file whose removal frees room
   bool mounted_ = false;
   std::string faults_;
 };
@@ -158,7 +155,7 @@ TEST(HostileFullDevice, FlushAfterARefusedWriteStillEnds) {
 // After DeviceFullError, freeing space on the device lets the retried flush() make every record durable.
 TEST(HostileFullDevice, RetryAfterSpaceIsFreedMakesEveryRecordDurable) {
   TempDir dir;
-  SmallDevice dev(dir, 12 * MiB, 6 * MiB, 4, 1);
+  SmallDevice dev(dir, 12 * MiB, 6 * MiB, 4);
   const mlbs::Config cfg = on_device(dev, 16 * MiB);
   {
     mlbs::Runtime rt(cfg);

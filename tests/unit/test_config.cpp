@@ -469,10 +469,11 @@ TEST_F(ConfigFile, ReadsLayout) {
 TEST(ConfigTomlErrors, FaultPlans) {
   const Config ok = Config::from_toml(toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]",
                                             "kind = \"dir\"", "path = \"/x\"",
-                                            "faults = \"write:ENOSPC@4, read:corrupt*1, any:delay=50ms\""}));
-  EXPECT_EQ(ok.tiers[1].faults, "write:ENOSPC@4, read:corrupt*1, any:delay=50ms");
+                                            "faults = \"write:ENOSPC@4, read:corrupt*1, any:delay=50ms, "
+                                            "write:EDQUOT@2*3?/run/full@x*y\""}));
+  EXPECT_EQ(ok.tiers[1].faults, "write:ENOSPC@4, read:corrupt*1, any:delay=50ms, write:EDQUOT@2*3?/run/full@x*y");
   for (const char* bad : {"write", "write:EBADF", "fsync:EIO", "read:short", "write:EIO@x", "write:EIO*0",
-                          "any:delay=5", "write:EIO,,read:EIO", "remove:corrupt"}) {
+                          "any:delay=5", "write:EIO,,read:EIO", "remove:corrupt", "write:ENOSPC?"}) {
     const std::string text = toml({"[[tier]]", "kind = \"mem\"", "capacity = 1024", "[[tier]]", "kind = \"dir\"",
                                    "path = \"/x\""}) + "faults = \"" + bad + "\"\n";
     const ConfigError e = config_error([&] { Config::from_toml(text, "f.toml"); });

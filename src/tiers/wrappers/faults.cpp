@@ -5,6 +5,8 @@
 #include <cstring>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 namespace mlbs::tiers {
@@ -48,8 +50,8 @@ struct PlanError {
 
 FaultRule parse_rule(std::string_view text) {
   auto fail = [&](const std::string& why) -> FaultRule {
-    throw PlanError{fmt::format("'{}': {} (expected <op>:<effect>[@<after>][*<count>], e.g. "
-                                         "write:ENOSPC@4, read:corrupt*1, any:delay=50ms)",
+    throw PlanError{fmt::format("'{}': {} (expected <op>:<effect>[@<after>][*<count>][?<path>], e.g. "
+                                         "write:ENOSPC@4, read:corrupt*1, any:delay=50ms, write:ENOSPC?/tmp/full)",
                                 text, why)};
   };
   FaultRule rule;
@@ -64,6 +66,12 @@ FaultRule parse_rule(std::string_view text) {
       known = true;
     }
   if (!known) return fail(fmt::format("unknown operation '{}' (create, write, commit, open, read, remove, any)", op));
+  // The path goes first: it may hold '@' or '*' itself.
+  if (const auto q = rest.find('?'); q != std::string_view::npos) {
+    rule.while_exists = std::string(trim(rest.substr(q + 1)));
+    if (rule.while_exists.empty()) return fail("?<path> names no file");
+    rest = trim(rest.substr(0, q));
+  }
   if (const auto star = rest.rfind('*'); star != std::string_view::npos) {
     if (!to_u64(rest.substr(star + 1), rule.count) || rule.count == 0) return fail("*<count> is not a count > 0");
     rest = rest.substr(0, star);
@@ -212,6 +220,7 @@ FaultyBackend::Fired FaultyBackend::fire(Op op, const ObjectRef* ref) {
     if (r.op != op && r.op != Op::any) continue;
     const std::uint64_t n = a->seen.fetch_add(1, std::memory_order_relaxed);
     if (n < r.after || n - r.after >= r.count) continue;
+    if (!r.while_exists.empty() && ::access(r.while_exists.c_str(), F_OK) != 0) continue;
     injected_.fetch_add(1, std::memory_order_relaxed);
     switch (r.effect) {
       case Effect::delay:  // the latency spike is the fault; a runtime giving up cuts it short

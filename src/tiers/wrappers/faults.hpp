@@ -33,13 +33,17 @@ struct FaultRule {
   std::chrono::microseconds delay{0};
   std::uint64_t after = 0;
   std::uint64_t count = std::numeric_limits<std::uint64_t>::max();
+  /// Non-empty: the rule fires only while this file exists (a device that is
+  /// full until someone frees room: the test or operator removes the file).
+  std::string while_exists;
 };
 
-/// Parses a plan: rules separated by ',', each `<op>:<effect>[@<after>][*<count>]`
+/// Parses a plan: rules separated by ',', each `<op>:<effect>[@<after>][*<count>][?<path>]`
 /// with op = create|write|commit|open|read|remove|any and effect = an errno
 /// name (EIO, ENOSPC, EDQUOT, EACCES, EROFS, ENOENT), `short`, `corrupt` or
-/// `delay=<n>ms|us|s`. E.g. "write:ENOSPC@4" (writes fail from the 5th on),
-/// "read:corrupt*1", "any:delay=50ms". Throws ConfigError naming `field`.
+/// `delay=<n>ms|us|s`; `?<path>`: only while that file exists. E.g.
+/// "write:ENOSPC@4" (writes fail from the 5th on), "read:corrupt*1",
+/// "any:delay=50ms", "write:ENOSPC?/tmp/full". Throws ConfigError naming `field`.
 std::vector<FaultRule> parse_fault_plan(std::string_view spec, const std::string& field);
 /// Empty if `spec` parses, else why not (for Config::validate()).
 std::string fault_plan_error(std::string_view spec);
