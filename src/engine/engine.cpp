@@ -15,7 +15,9 @@
 #include "catalog/recovery.hpp"
 #include "copy/copy.hpp"
 #include "engine/affinity.hpp"
-#include "engine/placement.hpp"
+#include "engine/policies/placement.hpp"
+#include "engine/policies/policies.hpp"
+#include "engine/policies/ranking.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
 #include "tiers/directory/io_select.hpp"
@@ -267,15 +269,7 @@ void Engine::note(Record& r, int from, int to) {
   r.lineage.push_back({now_ns(), from, to});
 }
 
-int Engine::fastest_copy(const Record& r, int except) const {
-  for (int t = 0; t <= last(); ++t)
-    if ((r.copies & bit(t)) && t != except) return t;
-  return -1;
-}
-
-bool Engine::needs_persist(const Record& r) const {
-  return persistent() && !(r.copies & bit(last())) && !(r.avoid & bit(last()));
-}
+int Engine::fastest_copy(const Record& r, int except) const { return policies::fastest_copy(r, last(), except); }
 
 bool Engine::removal_pending(int tier, const std::string& space, std::uint64_t id,
                              std::uint64_t gen) const {
@@ -360,26 +354,14 @@ bool Engine::shared_quota_moved() const {
 // ============================================================================
 
 std::uint64_t Engine::rank_of(const Record& r) const {
-  constexpr std::uint64_t kLater = 1ull << 62;  // after everything the schedule names
-  if (r.demand) return 0;
-  switch (cfg_.schedule.kind) {
-    case Schedule::Kind::fifo:
-      return 1 + r.gen;
-    case Schedule::Kind::lifo:
-      return kLater - r.gen;
-    case Schedule::Kind::unknown:
-      return kLater - r.last_use;  // least recently used = furthest
-    case Schedule::Kind::explicit_order: {
-      auto it = schedule_pos_.find(r.id);
-      if (it != schedule_pos_.end()) {
-        auto c = stores_[r.store].consumed.find(r.id);
-        const std::uint32_t used = c == stores_[r.store].consumed.end() ? 0 : c->second;
-        if (used < it->second.size()) return 1 + it->second[used];
-      }
-      return kLater + r.gen;
-    }
+  std::span<const std::uint32_t> positions;
+  std::uint32_t reads_done = 0;
+  if (cfg_.schedule.kind == Schedule::Kind::explicit_order) {
+    if (auto it = schedule_pos_.find(r.id); it != schedule_pos_.end()) positions = it->second;
+    const auto& consumed = stores_[r.store].consumed;
+    if (auto c = consumed.find(r.id); c != consumed.end()) reads_done = c->second;
   }
-  return kLater;
+  return policies::next_use_rank(r, cfg_.schedule.kind, positions, reads_done);
 }
 
 void Engine::refresh_placement() {
@@ -395,7 +377,7 @@ void Engine::refresh_placement() {
     return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
   });
 
-  std::vector<PlacementItem> items;
+  std::vector<policies::PlacementItem> items;
   items.reserve(ranked_.size());
   for (Record* r : ranked_)
     items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, 0)});
@@ -421,7 +403,7 @@ void Engine::refresh_placement() {
       caps[t] = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.used + ts.node_free_seen));
     }
   }
-  Placement p = place(items, mem_target, caps);
+  const policies::Placement p = policies::place(items, mem_target, caps);
   for (std::size_t i = 0; i < ranked_.size(); ++i) {
     ranked_[i]->want_mem = p.in_memory[i];
     ranked_[i]->dir_target = p.dir_tier[i];
@@ -448,50 +430,34 @@ void Engine::refresh_placement() {
     }
   }
 
-  // Water-mark hysteresis: dirty bytes are those with no copy below (scratch)
-  // or not yet on the last tier (persistent).
+  // Water-mark hysteresis over the dirty bytes of each tier above the last.
   std::vector<std::uint64_t> dirty(tiers_.size(), 0);
-  for (Record* r : ranked_)
-    for (int t = 0; t < last(); ++t) {
-      if (!(r->copies & bit(t))) continue;
-      const bool is_dirty = persistent() ? !(r->copies & bit(last())) : (r->copies >> (t + 1)) == 0;
-      if (is_dirty) dirty[t] += r->size;
-    }
+  for (const Record* r : ranked_)
+    for (int t = 0; t < last(); ++t)
+      if (policies::dirty_on(*r, t, last(), persistent())) dirty[t] += r->size;
   for (int t = 0; t < last(); ++t) {
     const Tier& d = cfg_.tiers[t];
-    const double cap = t == 0 ? double(pool_.capacity()) : double(d.capacity_bytes);
-    if (cap == 0) {  // unlimited: only "write behind continuously" means anything
-      tiers_[t].wb_active = d.high_water == 0.0 && dirty[t] > 0;
-      continue;
-    }
-    if (dirty[t] > d.high_water * cap) tiers_[t].wb_active = true;
-    if (dirty[t] <= d.low_water * cap || dirty[t] == 0) tiers_[t].wb_active = false;
+    const std::uint64_t cap = t == 0 ? pool_.capacity() : d.capacity_bytes;
+    tiers_[t].wb_active = policies::write_behind_active(tiers_[t].wb_active, dirty[t], cap, d.high_water, d.low_water);
   }
 }
 
-bool Engine::ensure_mem_room(std::size_t bytes, const Record* except) {
-  if (pool_.fits(bytes)) return true;
-  // Drop clean DRAM copies the placement no longer wants, furthest use first.
-  for (auto it = ranked_.rbegin(); it != ranked_.rend() && !pool_.fits(bytes); ++it) {
-    Record& r = **it;
-    if (&r == except || r.busy || r.pins || r.want_mem || r.retired) continue;
-    if ((r.copies & bit(0)) && (r.copies & ~bit(0))) drop_copy(r, 0);
-  }
+policies::View Engine::view() {
+  tier_views_.resize(tiers_.size());
+  for (int t = 0; t <= last(); ++t)
+    tier_views_[t] = {tier_free(t), tiers_[t].full_latched, tiers_[t].wb_active};
+  return {ranked_, tier_views_, persistent(), cfg_.schedule.kind != Schedule::Kind::unknown, flush_horizon_};
+}
+
+void Engine::apply(const std::vector<policies::Drop>& drops) {
+  for (const policies::Drop& d : drops) drop_copy(*ranked_[d.record], d.tier);
+}
+
+bool Engine::make_dram_room(std::size_t bytes) {
+  auto drops = policies::dram_room(view(), bytes, ranked_.size());
+  if (!drops) return false;
+  apply(*drops);
   return pool_.fits(bytes);
-}
-
-bool Engine::ensure_tier_room(int t, std::uint64_t bytes, const Record* except) {
-  if (tier_free(t) >= bytes) return true;
-  if (tiers_[t].full_latched) return false;
-  for (auto it = ranked_.rbegin(); it != ranked_.rend() && tier_free(t) < bytes; ++it) {
-    Record& r = **it;
-    if (&r == except || r.busy || r.retired || !(r.copies & bit(t)) || r.dir_target == t) continue;
-    if (persistent() && t == last()) continue;
-    if (r.copies & ~bit(t)) drop_copy(r, t);
-  }
-  if (tier_free(t) >= bytes) return true;
-  ++tiers_[t].stats.stalls;
-  return false;
 }
 
 void Engine::drop_copy(Record& r, int t) {
@@ -606,126 +572,46 @@ std::optional<Engine::Op> Engine::plan() {
   }
   if (shared_quota_moved()) ranking_dirty_ = true;
   refresh_placement();
-  const bool prefetching = cfg_.schedule.kind != Schedule::Kind::unknown;
-  auto copy_op = [&](Record& r, int src, int dst) {
-    Op op;
-    op.rec = &r;
-    op.src = src;
-    op.dst = dst;
-    op.persist = persistent() && dst == last();
-    // File tiers hold one copy per record in scratch mode: moving between
-    // them drops the source. DRAM copies and last-tier copies stay.
-    op.move = src > 0 && dst > 0 && !(persistent() && src == last());
-    const StoreState& st = stores_[r.store];
-    op.store_name = st.name;
-    if (src > 0) op.space = space_for(st, src);
-    if (dst > 0) op.dst_space = space_for(st, dst);
-    // The same file name may still be due for removal (the record left this
-    // tier a moment ago): wait for that removal, or it would delete the copy.
-    if (dst > 0 && removal_pending(dst, op.dst_space, r.id, r.gen)) return std::optional<Op>{};
-    if (op.persist) op.journal = st.journal;
-    if (dst == 0) {
-      auto block = pool_.allocate(r.size);
-      if (!block) return std::optional<Op>{};
-      op.block = std::move(*block);
-      note_peak(0);
-    } else if (!take(dst, r.size)) {
-      return std::optional<Op>{};
-    }
-    r.busy = true;
-    return std::optional<Op>{std::move(op)};
-  };
+  for (;;) {
+    policies::Notes notes;
+    std::optional<policies::Decision> d = policies::next(view(), notes);
+    for (std::size_t t = 0; t < notes.stalls.size(); ++t) tiers_[t].stats.stalls += notes.stalls[t];
+    if (!d) return std::nullopt;
+    apply(d->drops);
+    if (d->purpose == policies::Purpose::drop_strays) continue;  // nothing to copy: plan on
+    return copy_op(*ranked_[d->record], d->src, d->dst, d->purpose);
+  }
+}
 
-  // 1. A read is waiting: fetch its record into DRAM first.
-  for (Record* r : ranked_) {
-    if (!r->demand) break;  // demand records rank first
-    if (r->busy || (r->copies & bit(0)) || r->error) continue;
-    const int src = fastest_copy(*r);
-    if (src < 0) continue;
-    if (ensure_mem_room(r->size, r))
-      if (auto op = copy_op(*r, src, 0)) {
-        op->demand = true;
-        return op;
-      }
+std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies::Purpose why) {
+  Op op;
+  op.rec = &r;
+  op.src = src;
+  op.dst = dst;
+  op.persist = persistent() && dst == last();
+  // File tiers hold one copy per record in scratch mode: moving between
+  // them drops the source. DRAM copies and last-tier copies stay.
+  op.move = src > 0 && dst > 0 && !(persistent() && src == last());
+  op.demand = why == policies::Purpose::demand_fetch;
+  op.prefetch = why == policies::Purpose::prefetch_dram || why == policies::Purpose::prefetch_file;
+  const StoreState& st = stores_[r.store];
+  op.store_name = st.name;
+  if (src > 0) op.space = space_for(st, src);
+  if (dst > 0) op.dst_space = space_for(st, dst);
+  // The same file name may still be due for removal (the record left this
+  // tier a moment ago): wait for that removal, or it would delete the copy.
+  if (dst > 0 && removal_pending(dst, op.dst_space, r.id, r.gen)) return std::nullopt;
+  if (op.persist) op.journal = st.journal;
+  if (dst == 0) {
+    auto block = pool_.allocate(r.size);
+    if (!block) return std::nullopt;
+    op.block = std::move(*block);
+    note_peak(0);
+  } else if (!take(dst, r.size)) {
+    return std::nullopt;
   }
-  // 2. DRAM-only records that placement sends down: the slots writers need.
-  for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) {
-    Record& r = **it;
-    if (r.busy || r.want_mem || r.copies != bit(0) || r.dir_target < 0) continue;
-    const int dst = needs_persist(r) ? last() : r.dir_target;
-    if (ensure_tier_room(dst, r.size, &r)) return copy_op(r, 0, dst);
-  }
-  // 3. File-tier copies above their target tier move down; stray copies go.
-  for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) {
-    Record& r = **it;
-    if (r.busy || r.dir_target < 0) continue;
-    const int t = r.dir_target;
-    if (r.copies & bit(t)) {
-      for (int u = 1; u <= last(); ++u)  // extra file copies (scratch: exclusive)
-        if (u != t && (r.copies & bit(u)) && !(persistent() && u == last())) {
-          drop_copy(r, u);
-        }
-      continue;
-    }
-    int above = -1;
-    for (int u = 1; u < t; ++u)
-      if (r.copies & bit(u)) above = u;
-    if (above > 0 && !(r.copies & bit(0)) && ensure_tier_room(t, r.size, &r))
-      return copy_op(r, above, t);
-    if (above > 0 && (r.copies & bit(0)) && ensure_tier_room(t, r.size, &r))
-      return copy_op(r, 0, t);  // faster source; the old copy goes as a stray
-  }
-  // 4. Prefetch into DRAM, soonest first, while DRAM has room.
-  if (prefetching)
-    for (Record* r : ranked_) {
-      if (!r->want_mem || r->busy || (r->copies & bit(0)) || r->error) continue;
-      const int src = fastest_copy(*r);
-      if (src < 0) continue;
-      if (!ensure_mem_room(r->size, r)) break;  // keep the order: no overtaking
-      if (auto op = copy_op(*r, src, 0)) {
-        op->prefetch = true;
-        return op;
-      }
-      break;
-    }
-  // 5. Prefetch between file tiers: records below their target move up.
-  if (prefetching)
-    for (Record* r : ranked_) {
-      const int t = r->dir_target;
-      if (t < 0 || r->busy || (r->copies & bit(t))) continue;
-      const int src = fastest_copy(*r, 0);
-      if (src <= t) continue;  // none below, or handled above
-      if (r->copies & bit(0)) continue;  // DRAM has it: step 7 writes it from there
-      if (tier_free(t) < r->size && !ensure_tier_room(t, r->size, r)) continue;
-      if (auto op = copy_op(*r, src, t)) {
-        op->prefetch = true;
-        return op;
-      }
-    }
-  // 6. Durability: copies to the last tier, in write order, when the water
-  //    marks say so or a flush asked for them.
-  if (persistent()) {
-    Record* oldest = nullptr;
-    for (Record* r : ranked_) {
-      if (r->busy || !needs_persist(*r)) continue;
-      const int src = fastest_copy(*r);
-      bool due = r->gen <= flush_horizon_;
-      for (int t = 0; t < last() && !due; ++t) due = tiers_[t].wb_active && (r->copies & bit(t));
-      if (src >= 0 && due && (!oldest || r->gen < oldest->gen)) oldest = r;
-    }
-    if (oldest && ensure_tier_room(last(), oldest->size, oldest))
-      return copy_op(*oldest, fastest_copy(*oldest), last());
-  }
-  // 7. Write-behind from DRAM: dirty records get their file-tier copy so their
-  //    slots can be reclaimed instantly; furthest next use first.
-  if (tiers_[0].wb_active || flush_horizon_ != 0)
-    for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) {
-      Record& r = **it;
-      if (r.busy || r.copies != bit(0) || r.dir_target < 0) continue;
-      if (!tiers_[0].wb_active && r.gen > flush_horizon_) continue;
-      if (ensure_tier_room(r.dir_target, r.size, &r)) return copy_op(r, 0, r.dir_target);
-    }
-  return std::nullopt;
+  r.busy = true;
+  return op;
 }
 
 void Engine::execute(Op& op, detail::Block& staging) {
@@ -1068,7 +954,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   bool waited = false;
   for (;;) {
     refresh_placement();
-    if (ensure_mem_room(bytes, nullptr)) {
+    if (make_dram_room(bytes)) {
       block = pool_.allocate(bytes);
       if (block) break;
     }

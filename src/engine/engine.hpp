@@ -21,6 +21,7 @@
 #include "catalog/journal.hpp"
 #include "catalog/records.hpp"
 #include "core/group.hpp"
+#include "engine/policies/view.hpp"
 #include "engine/slot_pool.hpp"
 #include "mlbs/config.hpp"
 #include "mlbs/detail/block.hpp"
@@ -110,7 +111,12 @@ class Engine {
 
   // --- helpers (engine.cpp) ---
   void helper_loop(std::stop_token st, unsigned index);
+  /// The next unit of helper work: a queued removal, else the policies'
+  /// first decision (engine/policies), its drops carried out.
   std::optional<Op> plan();
+  /// The copy `why` decided on, with its room taken; none if the room or the
+  /// file name is not free after all (planning runs again on the next change).
+  std::optional<Op> copy_op(Record& r, int src, int dst, policies::Purpose why);
   void execute(Op& op, detail::Block& staging);
   /// Per-helper staging buffers, allocated by the constructor (an allocation
   /// failure is the constructor's error, not a helper's).
@@ -131,8 +137,11 @@ class Engine {
   Record& get(std::uint32_t store, std::uint64_t id);   ///< throws UnknownIdError
   void refresh_placement();
   std::uint64_t rank_of(const Record& r) const;
-  bool ensure_mem_room(std::size_t bytes, const Record* except);
-  bool ensure_tier_room(int tier, std::uint64_t bytes, const Record* except);
+  /// What the policies see: ranked_ and the tiers now (call refresh_placement() first).
+  policies::View view();
+  void apply(const std::vector<policies::Drop>& drops);
+  /// Drops clean DRAM copies placement does not want until `bytes` fit (all or none).
+  bool make_dram_room(std::size_t bytes);
   std::uint64_t tier_free(int tier) const;
   /// Accounts `bytes` more (take) or fewer (give) on file tier t; take fails
   /// only when a node-shared budget has no room left (another rank took it).
@@ -153,7 +162,6 @@ class Engine {
   void settle(Record& r);       ///< finishes a retired record nobody uses any more
   void erase_record(Record& r);
   int fastest_copy(const Record& r, int except = -1) const;
-  bool needs_persist(const Record& r) const;
   void note(Record& r, int from, int to);
   void touch();   ///< state changed: wake helpers and waiting callers
   void raise_pending();
@@ -192,6 +200,7 @@ class Engine {
   /// Retired records a helper or reader still uses; their id may be reused at once.
   std::vector<std::unique_ptr<Record>> retiring_;
   std::vector<Record*> ranked_;       ///< soonest next use first
+  std::vector<policies::TierView> tier_views_;  ///< view()'s storage
   bool ranking_dirty_ = true;
   std::deque<Op> removals_;
   /// Removals a helper is executing: (tier, space, id, generation).

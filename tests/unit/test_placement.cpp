@@ -5,13 +5,13 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/placement.hpp"
+#include "engine/policies/placement.hpp"
 
 namespace {
 
-using mlbs::engine::place;
-using mlbs::engine::Placement;
-using mlbs::engine::PlacementItem;
+using mlbs::engine::policies::place;
+using mlbs::engine::policies::Placement;
+using mlbs::engine::policies::PlacementItem;
 
 /// `n` records of `bytes` each (DRAM slot of the same size), none avoided.
 std::vector<PlacementItem> uniform(std::size_t n, std::uint64_t bytes) {
@@ -140,11 +140,11 @@ namespace {
 // A record placed in DRAM keeps the file copy it has and leaves the faster
 // file tier's room to the records after it.
 TEST(Placement, DramRecordKeepsItsFileCopy) {
-  std::vector<mlbs::engine::PlacementItem> ranked = {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
       {4096, 4096, 0, 2},   // soonest, in DRAM with a copy on the slow tier
       {4096, 4096, 0, -1},  // next: does not fit DRAM, takes the fast tier
   };
-  auto p = mlbs::engine::place(ranked, 4096, {0, 4096, 0});
+  auto p = mlbs::engine::policies::place(ranked, 4096, {0, 4096, 0});
   EXPECT_TRUE(p.in_memory[0]);
   EXPECT_EQ(p.dir_tier[0], 2);
   EXPECT_FALSE(p.in_memory[1]);
@@ -156,44 +156,44 @@ namespace {
 // Copies stay only while their tier has room: when a quota shrank below what
 // residents hold, the soonest keep their place and the latest go down.
 TEST(Placement, KeptFileCopyRespectsTheQuota) {
-  std::vector<mlbs::engine::PlacementItem> ranked = {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
       {3000, 4096, 0, 1},  // soonest, fast copy: stays
       {2000, 4096, 0, 1},  // fast copy, no room left for it there: down
   };
-  auto p = mlbs::engine::place(ranked, 8192, {0, 4000, 0});
+  auto p = mlbs::engine::policies::place(ranked, 8192, {0, 4000, 0});
   EXPECT_EQ(p.dir_tier[0], 1);
   EXPECT_EQ(p.dir_tier[1], 2);
 }
 
 // A resident is not demoted to admit a sooner record: the newcomer takes the next tier with room.
 TEST(Placement, ResidentIsNotDemotedForASoonerRecord) {
-  std::vector<mlbs::engine::PlacementItem> ranked = {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
       {4096, 4096, 0, -1},  // soonest, no file copy yet
       {4096, 4096, 0, 1},   // later, already on the fast tier (full)
   };
-  auto p = mlbs::engine::place(ranked, 0, {0, 4096, 0});
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
   EXPECT_EQ(p.dir_tier[0], 2);
   EXPECT_EQ(p.dir_tier[1], 1);
 }
 
 // Room in a faster tier goes to the soonest records below it (prefetch between file tiers).
 TEST(Placement, ResidentsMoveUpIntoFreeRoomSoonestFirst) {
-  std::vector<mlbs::engine::PlacementItem> ranked = {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
       {4096, 4096, 0, 2},  // soonest on the slow tier: moves up
       {4096, 4096, 0, 2},  // next: no room left above, stays
   };
-  auto p = mlbs::engine::place(ranked, 0, {0, 4096, 0});
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
   EXPECT_EQ(p.dir_tier[0], 1);
   EXPECT_EQ(p.dir_tier[1], 2);
 }
 
 // Moving up frees the room the record held, for the records after it.
 TEST(Placement, MovingUpFreesTheRoomBelow) {
-  std::vector<mlbs::engine::PlacementItem> ranked = {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
       {4096, 4096, 0, 2},   // on tier 2 (full): moves up to tier 1
       {4096, 4096, 0, -1},  // newcomer: tier 1 now full, takes the freed room on tier 2
   };
-  auto p = mlbs::engine::place(ranked, 0, {0, 4096, 4096, 0});
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 4096, 0});
   EXPECT_EQ(p.dir_tier[0], 1);
   EXPECT_EQ(p.dir_tier[1], 2);
 }

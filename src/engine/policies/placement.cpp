@@ -1,8 +1,8 @@
-#include "engine/placement.hpp"
+#include "engine/policies/placement.hpp"
 
 #include <limits>
 
-namespace mlbs::engine {
+namespace mlbs::engine::policies {
 
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity) {
@@ -64,4 +64,4 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   return p;
 }
 
-}  // namespace mlbs::engine
+}  // namespace mlbs::engine::policies

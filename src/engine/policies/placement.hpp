@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace mlbs::engine {
+namespace mlbs::engine::policies {
 
 struct PlacementItem {
   std::uint64_t bytes = 0;       ///< record size on file tiers
@@ -34,4 +34,4 @@ struct Placement {
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity);
 
-}  // namespace mlbs::engine
+}  // namespace mlbs::engine::policies

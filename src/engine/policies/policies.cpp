@@ -1,0 +1,196 @@
+#include "engine/policies/policies.hpp"
+
+#include <utility>
+
+#include "mlbs/detail/block.hpp"
+
+namespace mlbs::engine::policies {
+
+const char* to_string(Purpose p) noexcept {
+  switch (p) {
+    case Purpose::demand_fetch: return "demand fetch";
+    case Purpose::drain_dram: return "drain DRAM";
+    case Purpose::drop_strays: return "drop strays";
+    case Purpose::move_down: return "move down";
+    case Purpose::prefetch_dram: return "prefetch into DRAM";
+    case Purpose::prefetch_file: return "prefetch between file tiers";
+    case Purpose::persist: return "persist";
+    case Purpose::write_behind: return "write-behind";
+  }
+  return "?";
+}
+
+int fastest_copy(const Record& r, int last, int except) {
+  for (int t = 0; t <= last; ++t)
+    if ((r.copies & bit(t)) && t != except) return t;
+  return -1;
+}
+
+bool needs_persist(const View& v, const Record& r) {
+  return v.persistent && !(r.copies & bit(v.last())) && !(r.avoid & bit(v.last()));
+}
+
+namespace {
+
+bool dram_fits(std::uint64_t bytes, std::uint64_t free) {
+  // Compare before rounding: rounding a huge request up would wrap around.
+  return bytes <= free && detail::round_up_block(bytes) <= free;
+}
+
+bool idle(const Record& r) { return !r.busy && !r.retired; }
+
+Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> drops) {
+  return Decision{why, i, src, dst, std::move(drops)};
+}
+
+}  // namespace
+
+std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, std::size_t except) {
+  std::uint64_t free = v.tiers[0].free_bytes;
+  std::vector<Drop> drops;
+  for (std::size_t i = v.ranked.size(); i-- > 0 && !dram_fits(bytes, free);) {
+    const Record& r = *v.ranked[i];
+    if (i == except || !idle(r) || r.pins || r.want_mem) continue;
+    if ((r.copies & bit(0)) && (r.copies & ~bit(0))) {
+      drops.push_back({i, 0});
+      free += r.slot.capacity();
+    }
+  }
+  if (!dram_fits(bytes, free)) return std::nullopt;
+  return drops;
+}
+
+std::optional<std::vector<Drop>> file_room(const View& v, int t, std::uint64_t bytes, std::size_t except,
+                                           Notes& notes) {
+  std::uint64_t free = v.tiers[t].free_bytes;
+  if (free >= bytes) return std::vector<Drop>{};
+  if (v.tiers[t].full_latched) return std::nullopt;
+  std::vector<Drop> drops;
+  if (!(v.persistent && t == v.last()))  // the durable copies are never evicted
+    for (std::size_t i = v.ranked.size(); i-- > 0 && free < bytes;) {
+      const Record& r = *v.ranked[i];
+      if (i == except || !idle(r) || !(r.copies & bit(t)) || r.dir_target == t) continue;
+      if (r.copies & ~bit(t)) {
+        drops.push_back({i, t});
+        free += r.size;
+      }
+    }
+  if (free >= bytes) return drops;
+  if (notes.stalls.size() < v.tiers.size()) notes.stalls.resize(v.tiers.size());
+  ++notes.stalls[t];
+  return std::nullopt;
+}
+
+std::optional<Decision> demand_fetch(const View& v, Notes&) {
+  for (std::size_t i = 0; i < v.ranked.size(); ++i) {
+    const Record& r = *v.ranked[i];
+    if (!r.demand) break;  // demand records rank first
+    if (!idle(r) || (r.copies & bit(0)) || r.error) continue;
+    const int src = fastest_copy(r, v.last());
+    if (src < 0) continue;
+    if (auto drops = dram_room(v, r.size, i)) return copy(Purpose::demand_fetch, i, src, 0, std::move(*drops));
+  }
+  return std::nullopt;
+}
+
+std::optional<Decision> drain_dram(const View& v, Notes& notes) {
+  for (std::size_t i = v.ranked.size(); i-- > 0;) {
+    const Record& r = *v.ranked[i];
+    if (!idle(r) || r.want_mem || r.copies != bit(0) || r.dir_target < 0) continue;
+    const int dst = needs_persist(v, r) ? v.last() : r.dir_target;
+    if (auto drops = file_room(v, dst, r.size, i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
+  }
+  return std::nullopt;
+}
+
+std::optional<Decision> file_tier_moves(const View& v, Notes& notes) {
+  for (std::size_t i = v.ranked.size(); i-- > 0;) {
+    const Record& r = *v.ranked[i];
+    if (!idle(r) || r.dir_target < 0) continue;
+    const int t = r.dir_target;
+    if (r.copies & bit(t)) {
+      Decision strays{Purpose::drop_strays, i, -1, -1, {}};
+      for (int u = 1; u <= v.last(); ++u)  // scratch file copies are exclusive; the durable one stays
+        if (u != t && (r.copies & bit(u)) && !(v.persistent && u == v.last())) strays.drops.push_back({i, u});
+      if (!strays.drops.empty()) return strays;
+      continue;
+    }
+    int above = -1;  // the slowest copy above the target
+    for (int u = 1; u < t; ++u)
+      if (r.copies & bit(u)) above = u;
+    if (above < 0) continue;
+    // From DRAM when it has the record (the faster source); the old copy then goes as a stray.
+    const int src = (r.copies & bit(0)) ? 0 : above;
+    if (auto drops = file_room(v, t, r.size, i, notes)) return copy(Purpose::move_down, i, src, t, std::move(*drops));
+  }
+  return std::nullopt;
+}
+
+std::optional<Decision> prefetch_dram(const View& v, Notes&) {
+  if (!v.prefetching) return std::nullopt;
+  for (std::size_t i = 0; i < v.ranked.size(); ++i) {
+    const Record& r = *v.ranked[i];
+    if (!r.want_mem || !idle(r) || (r.copies & bit(0)) || r.error) continue;
+    const int src = fastest_copy(r, v.last());
+    if (src < 0) continue;
+    auto drops = dram_room(v, r.size, i);
+    if (!drops) break;  // keep the order: no overtaking
+    return copy(Purpose::prefetch_dram, i, src, 0, std::move(*drops));
+  }
+  return std::nullopt;
+}
+
+std::optional<Decision> prefetch_file(const View& v, Notes& notes) {
+  if (!v.prefetching) return std::nullopt;
+  for (std::size_t i = 0; i < v.ranked.size(); ++i) {
+    const Record& r = *v.ranked[i];
+    const int t = r.dir_target;
+    if (t < 0 || !idle(r) || (r.copies & bit(t))) continue;
+    const int src = fastest_copy(r, v.last(), 0);
+    if (src <= t) continue;            // none below, or file_tier_moves' case
+    if (r.copies & bit(0)) continue;   // DRAM has it: write-behind copies it from there
+    if (auto drops = file_room(v, t, r.size, i, notes)) return copy(Purpose::prefetch_file, i, src, t, std::move(*drops));
+  }
+  return std::nullopt;
+}
+
+std::optional<Decision> persist(const View& v, Notes& notes) {
+  if (!v.persistent) return std::nullopt;
+  std::optional<std::size_t> oldest;
+  for (std::size_t i = 0; i < v.ranked.size(); ++i) {
+    const Record& r = *v.ranked[i];
+    if (!idle(r) || !needs_persist(v, r) || fastest_copy(r, v.last()) < 0) continue;
+    bool due = r.gen <= v.flush_horizon;
+    for (int t = 0; t < v.last() && !due; ++t) due = v.tiers[t].write_behind && (r.copies & bit(t));
+    if (due && (!oldest || r.gen < v.ranked[*oldest]->gen)) oldest = i;
+  }
+  if (!oldest) return std::nullopt;
+  const Record& r = *v.ranked[*oldest];
+  if (auto drops = file_room(v, v.last(), r.size, *oldest, notes))
+    return copy(Purpose::persist, *oldest, fastest_copy(r, v.last()), v.last(), std::move(*drops));
+  return std::nullopt;
+}
+
+std::optional<Decision> write_behind(const View& v, Notes& notes) {
+  const bool over_mark = v.tiers[0].write_behind;
+  if (!over_mark && v.flush_horizon == 0) return std::nullopt;
+  for (std::size_t i = v.ranked.size(); i-- > 0;) {
+    const Record& r = *v.ranked[i];
+    if (!idle(r) || r.copies != bit(0) || r.dir_target < 0) continue;
+    if (!over_mark && r.gen > v.flush_horizon) continue;
+    if (auto drops = file_room(v, r.dir_target, r.size, i, notes))
+      return copy(Purpose::write_behind, i, 0, r.dir_target, std::move(*drops));
+  }
+  return std::nullopt;
+}
+
+std::optional<Decision> next(const View& v, Notes& notes) {
+  using Policy = std::optional<Decision> (*)(const View&, Notes&);
+  static constexpr Policy kInOrder[] = {demand_fetch,  drain_dram, file_tier_moves, prefetch_dram,
+                                        prefetch_file, persist,    write_behind};
+  for (Policy p : kInOrder)
+    if (auto d = p(v, notes)) return d;
+  return std::nullopt;
+}
+
+}  // namespace mlbs::engine::policies

@@ -1,0 +1,70 @@
+// mlbs — the planner: named policies over a read-only View, tried in the
+// order of next(). Each is pure (the view in, a Decision or none out, stalls
+// noted) and unit-tested in tests/unit/test_policies.cpp; the engine's
+// helpers carry decisions out one at a time and plan again after each.
+//
+// Rules shared by all of them:
+// * Busy records (a helper copies them) and retired ones are left alone.
+// * Room is made by dropping copies that have another copy elsewhere,
+//   furthest next use first, never the record being placed and never a copy
+//   that placement wants where it is; if that cannot make enough room the
+//   policy makes no drop at all (a partial eviction would only cost a
+//   re-read later).
+// * DRAM is an inclusive cache; file tiers hold one copy per record in
+//   scratch mode; in persistent mode the last tier's copy is the record's
+//   durable one and is never evicted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/policies/view.hpp"
+
+namespace mlbs::engine::policies {
+
+/// The fastest tier holding a copy of `r` other than `except`, or -1.
+int fastest_copy(const Record& r, int last, int except = -1);
+/// Persistent mode: `r` has no copy on the last tier and that tier has not failed for it.
+bool needs_persist(const View& v, const Record& r);
+
+/// The DRAM copies to drop so that `bytes` fit the free budget: clean copies
+/// (another tier has the record) that placement does not want in DRAM and no
+/// reader is copying out of. Empty when it fits already; none if it cannot.
+std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, std::size_t except);
+/// The copies on file tier `t` to drop so that `bytes` fit there: copies of
+/// records placed on another tier that have a second copy. None (and a stall
+/// noted) if that is not enough; none without a stall on a latched tier.
+std::optional<std::vector<Drop>> file_room(const View& v, int t, std::uint64_t bytes, std::size_t except,
+                                           Notes& notes);
+
+/// 1. A read waits: fetch its record from its fastest copy into DRAM (demand records rank first).
+std::optional<Decision> demand_fetch(const View& v, Notes& notes);
+/// 2. DRAM-only records placed below DRAM are copied down (to the last tier
+///    first when they owe durability), furthest next use first: their slots
+///    are what writers need next.
+std::optional<Decision> drain_dram(const View& v, Notes& notes);
+/// 3. File copies follow placement: stray copies besides the target tier's
+///    go; a copy above its target tier moves down (from DRAM when DRAM has it:
+///    the faster source), furthest next use first.
+std::optional<Decision> file_tier_moves(const View& v, Notes& notes);
+/// 4. Known schedule: records placed in DRAM are fetched, soonest first,
+///    while DRAM has room; never out of order (a later record does not
+///    overtake one that does not fit yet).
+std::optional<Decision> prefetch_dram(const View& v, Notes& notes);
+/// 5. Known schedule: records below their target file tier move up to it
+///    (those in DRAM are left to write-behind, which copies from DRAM).
+std::optional<Decision> prefetch_file(const View& v, Notes& notes);
+/// 6. Persistent mode: the oldest write owing durability that is due (its
+///    generation is within the flush horizon, or a tier holding it is over
+///    its high water mark) is copied to the last tier.
+std::optional<Decision> persist(const View& v, Notes& notes);
+/// 7. Write-behind: while DRAM is over its high water mark (or a flush asks),
+///    dirty DRAM records get their file copy, furthest next use first, so
+///    their slots can be reclaimed at once.
+std::optional<Decision> write_behind(const View& v, Notes& notes);
+
+/// The first decision of the policies above, in that order (their priority).
+std::optional<Decision> next(const View& v, Notes& notes);
+
+}  // namespace mlbs::engine::policies

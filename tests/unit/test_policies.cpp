@@ -1,0 +1,337 @@
+// Tests of the planner's policies, ranking and water marks
+// (src/engine/policies/): each rule on a hand-built catalog view, no threads,
+// no files.
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/policies/policies.hpp"
+#include "engine/policies/ranking.hpp"
+
+namespace {
+
+using namespace mlbs::engine::policies;
+using mlbs::Schedule;
+using mlbs::catalog::TierMask;
+
+constexpr std::uint64_t kRec = 4096;  // one DRAM slot each
+
+/// A catalog view built by hand: records in rank order (soonest first).
+struct Scene {
+  std::deque<Record> records;  // stable addresses
+  std::vector<const Record*> ranked;
+  std::vector<TierView> tiers;
+  bool persistent = false;
+  bool prefetching = false;
+  std::uint64_t horizon = 0;
+
+  explicit Scene(std::size_t n_tiers) : tiers(n_tiers) {}
+
+  /// The next-ranked record: `copies` where it has them, placed in DRAM or not and on file tier `target`.
+  Record& add(TierMask copies, int target, bool want_mem = false, std::uint64_t size = kRec) {
+    Record& r = records.emplace_back();
+    r.id = records.size() - 1;
+    r.gen = records.size();
+    r.size = size;
+    r.copies = copies;
+    r.dir_target = target;
+    r.want_mem = want_mem;
+    if (copies & bit(0)) r.slot = mlbs::detail::Block::allocate(size);
+    ranked.push_back(&r);
+    return r;
+  }
+  View view() const { return {ranked, tiers, persistent, prefetching, horizon}; }
+};
+
+std::vector<Drop> drops(std::initializer_list<Drop> d) { return d; }
+
+// --- ranking and water marks -------------------------------------------------
+
+// A record a read waits for ranks before everything, whatever the schedule.
+TEST(Ranking, DemandRanksFirst) {
+  Record r;
+  r.gen = 5;
+  r.demand = true;
+  for (auto k : {Schedule::Kind::fifo, Schedule::Kind::lifo, Schedule::Kind::unknown, Schedule::Kind::explicit_order})
+    EXPECT_EQ(next_use_rank(r, k, {}, 0), 0u);
+}
+
+// fifo ranks by write order, lifo newest first, unknown least recently used last.
+TEST(Ranking, FifoLifoAndRecency) {
+  Record a, b;
+  a.gen = 1, b.gen = 2;
+  a.last_use = 10, b.last_use = 3;
+  EXPECT_LT(next_use_rank(a, Schedule::Kind::fifo, {}, 0), next_use_rank(b, Schedule::Kind::fifo, {}, 0));
+  EXPECT_GT(next_use_rank(a, Schedule::Kind::lifo, {}, 0), next_use_rank(b, Schedule::Kind::lifo, {}, 0));
+  EXPECT_LT(next_use_rank(a, Schedule::Kind::unknown, {}, 0), next_use_rank(b, Schedule::Kind::unknown, {}, 0));
+}
+
+// An explicit order ranks a record by its next position after the reads done; once past its last one it ranks after every named record.
+TEST(Ranking, ExplicitOrderUsesTheNextPosition) {
+  Record r;
+  r.gen = 1;
+  const std::vector<std::uint32_t> positions{2, 7};
+  EXPECT_EQ(next_use_rank(r, Schedule::Kind::explicit_order, positions, 0), 3u);
+  EXPECT_EQ(next_use_rank(r, Schedule::Kind::explicit_order, positions, 1), 8u);
+  const std::uint64_t done = next_use_rank(r, Schedule::Kind::explicit_order, positions, 2);
+  EXPECT_GT(done, 1ull << 40);
+  EXPECT_EQ(next_use_rank(r, Schedule::Kind::explicit_order, {}, 0), done) << "an unnamed record ranks the same";
+}
+
+// Write-behind starts above the high mark, stops at the low one and keeps its state between them.
+TEST(WaterMarks, Hysteresis) {
+  EXPECT_FALSE(write_behind_active(false, 70, 100, 0.8, 0.5));
+  EXPECT_TRUE(write_behind_active(false, 81, 100, 0.8, 0.5));
+  EXPECT_TRUE(write_behind_active(true, 70, 100, 0.8, 0.5));
+  EXPECT_FALSE(write_behind_active(true, 50, 100, 0.8, 0.5));
+  EXPECT_FALSE(write_behind_active(true, 0, 100, 0.8, 0.0)) << "nothing dirty, nothing to write";
+}
+
+// An unlimited tier writes behind only when told to write continuously (high = 0) and something is dirty.
+TEST(WaterMarks, UnlimitedTier) {
+  EXPECT_FALSE(write_behind_active(false, 1 << 30, 0, 0.8, 0.5));
+  EXPECT_TRUE(write_behind_active(false, 1, 0, 0.0, 0.0));
+  EXPECT_FALSE(write_behind_active(true, 0, 0, 0.0, 0.0));
+}
+
+// Scratch: a copy is dirty with no copy below it; persistent: until the last tier has one.
+TEST(WaterMarks, DirtyCopies) {
+  Record r;
+  r.copies = bit(0) | bit(1);
+  EXPECT_FALSE(dirty_on(r, 0, 2, false));
+  EXPECT_TRUE(dirty_on(r, 1, 2, false));
+  EXPECT_TRUE(dirty_on(r, 0, 2, true));
+  EXPECT_FALSE(dirty_on(r, 2, 2, true)) << "no copy there";
+  r.copies |= bit(2);
+  EXPECT_FALSE(dirty_on(r, 0, 2, true));
+}
+
+// --- making room ----------------------------------------------------------------
+
+// DRAM room: clean copies placement no longer wants go, furthest next use first, and no more than needed.
+TEST(Room, DramDropsCleanCopiesFurthestFirst) {
+  Scene s(2);
+  s.tiers[0].free_bytes = 0;
+  s.add(bit(0) | bit(1), 1);
+  s.add(bit(0) | bit(1), 1);
+  s.add(bit(0) | bit(1), 1);
+  EXPECT_EQ(dram_room(s.view(), kRec, 99), drops({{2, 0}}));
+  EXPECT_EQ(dram_room(s.view(), 2 * kRec, 99), drops({{2, 0}, {1, 0}}));
+}
+
+// DRAM room spares copies placement wants there, pinned and busy ones, the only copy of a record, and the record itself.
+TEST(Room, DramSparesWhatMustStay) {
+  Scene s(2);
+  s.tiers[0].free_bytes = 0;
+  s.add(bit(0) | bit(1), 1);        // 0: droppable
+  s.add(bit(0) | bit(1), 1, true);  // 1: wanted in DRAM
+  s.add(bit(0) | bit(1), 1).pins = 1;
+  s.add(bit(0) | bit(1), 1).busy = true;
+  s.add(bit(0), 1);                 // 4: DRAM-only (dirty)
+  s.add(bit(0) | bit(1), 1);        // 5: the record being placed
+  EXPECT_EQ(dram_room(s.view(), kRec, 5), drops({{0, 0}}));
+}
+
+// When dropping every candidate would still not make room, nothing is dropped.
+TEST(Room, DramAllOrNothing) {
+  Scene s(2);
+  s.tiers[0].free_bytes = 0;
+  s.add(bit(0) | bit(1), 1);
+  s.add(bit(0), 1);
+  EXPECT_EQ(dram_room(s.view(), 2 * kRec, 99), std::nullopt);
+}
+
+// File room: copies of records placed on another tier go, furthest first; residents of their target stay; a stall is noted when it cannot.
+TEST(Room, FileEvictsCopiesPlacedElsewhere) {
+  Scene s(3);
+  s.tiers[1].free_bytes = 0;
+  s.add(bit(0) | bit(1), 2);  // 0: placed below, has a DRAM copy too
+  s.add(bit(1), 1);           // 1: resident of its target
+  s.add(bit(1) | bit(2), 2);  // 2: placed below, copy there already
+  Notes notes;
+  EXPECT_EQ(file_room(s.view(), 1, kRec, 99, notes), drops({{2, 1}}));
+  EXPECT_EQ(file_room(s.view(), 1, 2 * kRec, 99, notes), drops({{2, 1}, {0, 1}}));
+  EXPECT_EQ(file_room(s.view(), 1, 3 * kRec, 99, notes), std::nullopt);
+  ASSERT_EQ(notes.stalls.size(), 3u);
+  EXPECT_EQ(notes.stalls[1], 1u);
+}
+
+// A latched-full tier gets no evictions and counts no stall; the persistent last tier's copies are never evicted.
+TEST(Room, LatchedAndDurableCopiesStay) {
+  Scene s(3);
+  s.tiers[1].free_bytes = 0;
+  s.tiers[1].full_latched = true;
+  s.add(bit(1) | bit(2), 2);
+  Notes notes;
+  EXPECT_EQ(file_room(s.view(), 1, kRec, 99, notes), std::nullopt);
+  EXPECT_TRUE(notes.stalls.empty());
+  s.persistent = true;
+  s.tiers[2].free_bytes = 0;
+  s.add(bit(1) | bit(2), 1);
+  EXPECT_EQ(file_room(s.view(), 2, kRec, 99, notes), std::nullopt);
+  EXPECT_EQ(notes.stalls[2], 1u);
+}
+
+// --- the policies -----------------------------------------------------------------
+
+// Demand fetch: the waiting record comes from its fastest copy into DRAM, making room there.
+TEST(Policies, DemandFetchFromTheFastestCopy) {
+  Scene s(3);
+  s.tiers[0].free_bytes = 0;
+  s.add(bit(1) | bit(2), 1).demand = true;
+  s.add(bit(0) | bit(2), 2);
+  Notes notes;
+  const auto d = demand_fetch(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::demand_fetch);
+  EXPECT_EQ(d->record, 0u);
+  EXPECT_EQ(d->src, 1);
+  EXPECT_EQ(d->dst, 0);
+  EXPECT_EQ(d->drops, drops({{1, 0}}));
+}
+
+// Demand fetch skips a record already in DRAM or in error and stops at the first record nobody waits for.
+TEST(Policies, DemandFetchOnlyForWaitingRecords) {
+  Scene s(2);
+  s.add(bit(0) | bit(1), 1).demand = true;
+  s.add(bit(1), 1);
+  Notes notes;
+  EXPECT_FALSE(demand_fetch(s.view(), notes));
+}
+
+// Drain: DRAM-only records placed below go down, furthest first; to the last tier when they owe durability.
+TEST(Policies, DrainDramFurthestFirstAndToTheLastTierWhenOwed) {
+  Scene s(3);
+  s.add(bit(0), 1);
+  s.add(bit(0), 1);
+  s.add(bit(0), 1, true);  // wanted in DRAM: stays
+  Notes notes;
+  auto d = drain_dram(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->record, 1u);
+  EXPECT_EQ(d->dst, 1);
+  s.persistent = true;
+  d = drain_dram(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->dst, 2);
+}
+
+// File-tier moves: copies besides the target's are dropped as strays (the durable copy stays); a copy above its target moves down, from DRAM when DRAM has it.
+TEST(Policies, FileTierMovesDropStraysAndMoveDown) {
+  Scene s(4);
+  s.add(bit(1) | bit(2), 2);  // 0: a stray on tier 1
+  Notes notes;
+  auto d = file_tier_moves(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::drop_strays);
+  EXPECT_EQ(d->drops, drops({{0, 1}}));
+
+  Scene m(4);
+  m.add(bit(1) | bit(2), 3);           // 0: slowest copy above its target is tier 2
+  m.add(bit(0) | bit(1), 3);           // 1: DRAM has it too
+  d = file_tier_moves(m.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::move_down);
+  EXPECT_EQ(d->record, 1u);
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 3);
+  m.ranked.pop_back();
+  d = file_tier_moves(m.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->src, 2);
+
+  Scene p(3);
+  p.persistent = true;
+  p.add(bit(1) | bit(2), 1);  // the last tier's copy is the durable one, not a stray
+  EXPECT_FALSE(file_tier_moves(p.view(), notes));
+}
+
+// Prefetch into DRAM only with a known schedule, soonest first, and never overtaking a record that does not fit yet.
+TEST(Policies, PrefetchDramInOrderWithoutOvertaking) {
+  Scene s(2);
+  s.tiers[0].free_bytes = kRec;
+  s.add(bit(1), 1, true, 2 * kRec);
+  s.add(bit(1), 1, true);
+  Notes notes;
+  EXPECT_FALSE(prefetch_dram(s.view(), notes)) << "no schedule: no prefetch";
+  s.prefetching = true;
+  EXPECT_FALSE(prefetch_dram(s.view(), notes)) << "the second would overtake the first";
+  s.tiers[0].free_bytes = 2 * kRec;
+  const auto d = prefetch_dram(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::prefetch_dram);
+  EXPECT_EQ(d->record, 0u);
+}
+
+// Prefetch between file tiers: a record below its target moves up to it, unless DRAM has it.
+TEST(Policies, PrefetchFileMovesUp) {
+  Scene s(3);
+  s.prefetching = true;
+  s.add(bit(0) | bit(2), 1);
+  s.add(bit(2), 1);
+  Notes notes;
+  const auto d = prefetch_file(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->record, 1u);
+  EXPECT_EQ(d->src, 2);
+  EXPECT_EQ(d->dst, 1);
+}
+
+// Persist: the oldest due record goes to the last tier; due = within the flush horizon or on a tier writing behind.
+TEST(Policies, PersistOldestDue) {
+  Scene s(3);
+  s.persistent = true;
+  s.add(bit(1), 1);  // gen 1
+  s.add(bit(0), 1);  // gen 2
+  Notes notes;
+  EXPECT_FALSE(persist(s.view(), notes)) << "nothing is due yet";
+  s.horizon = 2;
+  auto d = persist(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->record, 0u);
+  EXPECT_EQ(d->src, 1);
+  EXPECT_EQ(d->dst, 2);
+  s.horizon = 0;
+  s.tiers[0].write_behind = true;
+  d = persist(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->record, 1u) << "only the DRAM tier is over its mark";
+}
+
+// Write-behind: only over DRAM's high mark or within a flush horizon; furthest next use first.
+TEST(Policies, WriteBehindWhenOverTheMarkOrFlushing) {
+  Scene s(2);
+  s.add(bit(0), 1, true);
+  s.add(bit(0), 1, true);
+  Notes notes;
+  EXPECT_FALSE(write_behind(s.view(), notes));
+  s.horizon = 1;
+  auto d = write_behind(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->record, 0u) << "only gen 1 is within the horizon";
+  s.horizon = 0;
+  s.tiers[0].write_behind = true;
+  d = write_behind(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->record, 1u);
+}
+
+// next() asks the policies in priority order: a waiting read before draining DRAM.
+TEST(Policies, NextAsksInPriorityOrder) {
+  Scene s(2);
+  s.add(bit(1), 1).demand = true;
+  s.add(bit(0), 1);
+  Notes notes;
+  auto d = next(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::demand_fetch);
+  s.records[0].demand = false;
+  d = next(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::drain_dram);
+}
+
+}  // namespace
