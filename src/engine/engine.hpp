@@ -1,5 +1,9 @@
-// mlbs — the helper engine: catalog of records, placement by schedule, and
-// helper threads that move copies between tiers while the application computes.
+// mlbs — the helper engine: helper threads that move copies between tiers
+// while the application computes, planned by the policies (engine/policies)
+// over the catalog (catalog/catalog.hpp), all under one mutex.
+// Its definitions, by concern: engine.cpp (construction, shutdown, shared
+// helpers), planning.cpp, helpers.cpp, stores.cpp (open, close, durability),
+// api.cpp (the application's calls).
 #pragma once
 
 #include <chrono>
@@ -18,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "catalog/catalog.hpp"
 #include "catalog/journal.hpp"
 #include "catalog/records.hpp"
 #include "core/group.hpp"
@@ -64,16 +69,6 @@ class Engine {
 
  private:
   using Lock = std::unique_lock<std::mutex>;
-  struct Key {
-    std::uint32_t store;
-    std::uint64_t id;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const noexcept {
-      return std::hash<std::uint64_t>{}(k.id * 0x9e3779b97f4a7c15ull ^ k.store);
-    }
-  };
   /// One unit of helper work.
   struct Op {
     enum class Kind { copy, remove } kind = Kind::copy;
@@ -195,10 +190,8 @@ class Engine {
   std::condition_variable_any state_cv_;  ///< application calls wait here
   SlotPool pool_;
   std::vector<TierState> tiers_;
-  std::deque<StoreState> stores_;  ///< deque: references stay valid as stores open
-  std::unordered_map<Key, std::unique_ptr<Record>, KeyHash> records_;
-  /// Retired records a helper or reader still uses; their id may be reused at once.
-  std::vector<std::unique_ptr<Record>> retiring_;
+  /// Stores and records (after pool_: records' slots go home before it goes).
+  catalog::Catalog catalog_;
   std::vector<Record*> ranked_;       ///< soonest next use first
   std::vector<policies::TierView> tier_views_;  ///< view()'s storage
   bool ranking_dirty_ = true;
@@ -206,11 +199,8 @@ class Engine {
   /// Removals a helper is executing: (tier, space, id, generation).
   std::set<std::tuple<int, std::string, std::uint64_t, std::uint64_t>> removing_;
   std::deque<std::exception_ptr> pending_errors_;
-  std::uint64_t next_gen_ = 1;
-  std::uint64_t clock_ = 0;
   std::uint64_t flush_horizon_ = 0;  ///< records with gen <= this must be made durable now
   std::uint64_t pending_bytes_ = 0;  ///< DRAM wanted by writes in progress
-  std::uint64_t live_bytes_ = 0;     ///< bytes of the records in records_ (persistent: owed to the last tier)
   std::uint64_t last_write_bytes_ = 0;
   std::uint64_t version_ = 0;        ///< bumped on every state change
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do

@@ -1,0 +1,322 @@
+// mlbs — the application side of the engine: write (copy into a DRAM slot),
+// read (swap a slot out, or fetch on demand), erase, and what the catalog
+// says of records and tiers.
+#include "engine/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "copy/copy.hpp"
+#include "engine/timing.hpp"
+#include "mlbs/errors.hpp"
+#include "mlbs/trace.hpp"
+#include "tiers/transfer.hpp"
+
+namespace mlbs::engine {
+
+// ============================================================================
+// the application side
+// ============================================================================
+
+void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes) {
+  Lock lock(mu_);
+  raise_pending();
+  StoreState& s = store_ref(store);
+  if (find(store, id) || s.pending.count(id))
+    throw DuplicateIdError(EEXIST, "record already written (erase it before writing it again)",
+                           ctx(store, id));
+  const std::uint64_t slot_bytes = detail::round_up_block(bytes);  // never less than bytes
+  if (slot_bytes > pool_.capacity())
+    throw CapacityError(ENOSPC,
+                        bytes > pool_.capacity()
+                            ? fmt::format("record of {} is larger than the DRAM budget of {}", format_bytes(bytes),
+                                          format_bytes(pool_.capacity()))
+                            : fmt::format("record of {} needs a DRAM slot of {} (slots are whole {}-byte blocks) "
+                                          "and the DRAM budget is {}: give tier 0 at least {}",
+                                          format_bytes(bytes), format_bytes(slot_bytes), detail::kBlockAlign,
+                                          format_bytes(pool_.capacity()), format_bytes(slot_bytes)),
+                        {s.name, id, "tier 0 (memory)"});
+  if (persistent()) {
+    // Every accepted record owes the last tier a copy: one that its quota
+    // can never hold beside the records already owed would never become
+    // durable, so it is refused now rather than by a later flush().
+    const std::uint64_t cap = cfg_.tiers[last()].capacity_bytes;
+    if (cap && bytes > cap)
+      throw CapacityError(ENOSPC,
+                          fmt::format("record of {} is larger than the persistent tier's quota of {}",
+                                      format_bytes(bytes), format_bytes(cap)),
+                          {s.name, id, tiers_[last()].backend->label()});
+    if (cap && catalog_.live_bytes() + bytes > cap)
+      throw CapacityError(ENOSPC,
+                          fmt::format("record of {} could never become durable: the persistent tier's quota of {} "
+                                      "is taken by {} of records already written (erase records or raise the quota)",
+                                      format_bytes(bytes), format_bytes(cap), format_bytes(catalog_.live_bytes())),
+                          {s.name, id, tiers_[last()].backend->label()});
+  }
+  s.pending.emplace(id, slot_bytes);
+  pending_bytes_ += slot_bytes;
+  last_write_bytes_ = slot_bytes;
+  touch();
+  auto unpend = [&] {
+    s.pending.erase(id);
+    pending_bytes_ -= slot_bytes;
+  };
+
+  std::optional<detail::Block> block;
+  const auto wait_start = Clock::now();
+  bool waited = false;
+  for (;;) {
+    refresh_placement();
+    if (make_dram_room(bytes)) {
+      block = pool_.allocate(bytes);
+      if (block) break;
+    }
+    if (idle_version_ == version_ && inflight_ == 0) {
+      unpend();
+      touch();
+      raise_pending();
+      // A failed tier, not the quotas, may be why there is no room.
+      for (const Record& r : catalog_.records())
+        if (r.write_failure && (r.avoid & bit(last())) && r.copies == bit(0)) std::rethrow_exception(r.write_failure);
+      throw CapacityError(ENOSPC,
+                          fmt::format("no tier can make room for a record of {}: every quota "
+                                      "is full and no scheduled read will free any",
+                                      format_bytes(bytes)),
+                          {s.name, id, "tier 0 (memory)"});
+    }
+    if (!pending_errors_.empty() || stopping_) {
+      unpend();
+      raise_pending();
+    }
+    waited = true;
+    state_cv_.wait(lock);
+  }
+  Clock::time_point wait_end{};
+  if (waited) {
+    wait_end = Clock::now();
+    counters_.write_block_ns += ns_between(wait_start, wait_end);
+    ++counters_.write_stalls;
+  }
+  note_peak(0);
+  lock.unlock();
+  const bool tracing = trace::enabled();
+  if (tracing && waited)
+    trace::span("write blocked", "write_block", trace_ns(wait_start), trace_ns(wait_end), bytes);
+  const auto copy_start = Clock::now();
+  if (bytes) copy::bulk(block->data(), data, bytes);
+  const auto copy_end = Clock::now();
+  const std::uint64_t copy_ns = ns_between(copy_start, copy_end);
+  if (tracing) trace::span("copy into slot", "copy", trace_ns(copy_start), trace_ns(copy_end), bytes);
+  lock.lock();
+  unpend();
+  auto r = std::make_unique<Record>();
+  r->store = store;
+  r->id = id;
+  r->size = bytes;
+  r->gen = catalog_.next_generation();
+  r->copies = bit(0);
+  r->slot = std::move(*block);
+  r->last_use = catalog_.tick();
+  note(*r, -1, 0);
+  ++counters_.writes;
+  counters_.copy_ns += copy_ns;
+  TierStats& mem = tiers_[0].stats;
+  mem.bytes_in += bytes;
+  ++mem.ops_in;
+  catalog_.insert(std::move(r));
+  touch();
+}
+
+std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& buf,
+                         std::size_t elem) {
+  Lock lock(mu_);
+  raise_pending();
+  StoreState& s = store_ref(store);
+  Record* r = &get(store, id);
+  if (elem == 0 || r->size % elem != 0)
+    throw SizeMismatchError(EMSGSIZE,
+                            fmt::format("record of {} bytes is not a whole number of {}-byte elements",
+                                        r->size, elem),
+                            ctx(store, id));
+  if (!(r->copies & bit(0))) {
+    r->demand = true;
+    touch();
+    const auto wait_start = Clock::now();
+    // Also wake when the helpers are idle and the record is still not in
+    // DRAM: no room can be made there, so it is read directly (below).
+    state_cv_.wait(lock, [&] {
+      r = find(store, id);
+      return !r || (r->copies & bit(0)) || r->error || stopping_ || !pending_errors_.empty() ||
+             (idle_version_ == version_ && inflight_ == 0 && !r->busy);
+    });
+    const auto wait_end = Clock::now();
+    counters_.read_block_ns += ns_between(wait_start, wait_end);
+    ++counters_.read_stalls;
+    if (trace::enabled())
+      trace::span("read blocked", "read_block", trace_ns(wait_start), trace_ns(wait_end), r ? r->size : 0);
+    if (!r) throw UnknownIdError(ENOENT, "record erased while being read", ctx(store, id));
+    r->demand = false;
+    ranking_dirty_ = true;
+    if (r->error) std::rethrow_exception(r->error);
+    if (stopping_ || !pending_errors_.empty()) raise_pending();
+  }
+  // The schedule's bookkeeping: this use is consumed.
+  ++s.consumed[id];
+  // A read phase has begun: DRAM need not keep write headroom any more (the
+  // next write makes its own room from clean slots).
+  last_write_bytes_ = 0;
+  r->last_use = catalog_.tick();
+  ++counters_.reads;
+  const bool used_again = cfg_.schedule.kind == Schedule::Kind::explicit_order &&
+                          rank_of(*r) < (1ull << 62);
+  const bool release = !persistent() && !used_again;
+  const std::size_t size = r->size;
+  if (!(r->copies & bit(0))) {
+    read_direct(lock, *r, buf);
+    finish_read(*r, release);
+    return size;
+  }
+  tiers_[0].stats.bytes_out += r->size;
+  ++tiers_[0].stats.ops_out;
+  // O(1) delivery: hand the slot itself to the store when no one else needs it.
+  const bool can_take = !r->busy && r->pins == 0 && buf.capacity() == r->slot.capacity() &&
+                        (release || (persistent() && r->journaled));
+  if (can_take) {
+    detail::Block taken = std::move(r->slot);
+    r->copies &= ~bit(0);
+    note(*r, 0, -1);
+    pool_.exchange(taken.capacity(), std::move(buf));
+    buf = std::move(taken);
+    ++counters_.buffer_swaps;
+    if (release) erase_record(*r);
+    else touch();
+    return size;
+  }
+  // Copy out while pinned (a helper may be reading the same slot: both only read).
+  ++r->pins;
+  lock.unlock();
+  if (buf.capacity() < size) buf = detail::Block::allocate(size);
+  const std::uint64_t copy_start = trace::enabled() ? trace::now_ns() : 0;
+  if (size) copy::bulk(buf.data(), r->slot.data(), size);
+  if (copy_start) trace::span("copy out of slot", "copy", copy_start, trace::now_ns(), size);
+  lock.lock();
+  --r->pins;
+  finish_read(*r, release);
+  return size;
+}
+
+void Engine::finish_read(Record& r, bool release) {
+  // Either may free `r`: nothing touches it afterwards.
+  if (release && !r.retired)
+    retire(r);
+  else
+    settle(r);
+  touch();
+}
+
+void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
+  // Marked busy like a helper's copy, so no copy of it is dropped meanwhile.
+  const int src = fastest_copy(r);
+  r.busy = true;
+  const StoreState& owner = catalog_.store(r.store);
+  const std::string space = space_for(owner, src);
+  const std::string store_name = owner.name;
+  const bool verify = cfg_.checksums && r.has_checksum;
+  begin_busy(src);
+  lock.unlock();
+  const auto start = Clock::now();
+  std::exception_ptr err;
+  try {
+    if (buf.capacity() < r.size) buf = detail::Block::allocate(r.size);
+    auto reader = tiers_[src].backend->open({space, r.id, r.gen, store_name}, r.size);
+    const std::uint64_t digest = tiers::transfer({nullptr, reader.get()}, {buf.data(), nullptr}, r.size, nullptr, verify);
+    if (verify && digest != r.checksum)
+      throw CorruptionError(EBADMSG, "checksum mismatch on a direct read",
+                            {store_name, r.id, tiers_[src].backend->label()});
+  } catch (...) {
+    err = std::current_exception();
+  }
+  const auto end = Clock::now();
+  if (trace::enabled()) {
+    // The application waits for this read: a read_block span on its thread.
+    char name[32];
+    const std::size_t n = fmt::format_to_n(name, sizeof name, "direct read {}->0", src).size;
+    trace::span({name, std::min(n, sizeof name)}, "read_block", trace_ns(start), trace_ns(end), r.size);
+  }
+  lock.lock();
+  r.busy = false;
+  TierStats& st = tiers_[src].stats;
+  end_busy(src);
+  if (err) {
+    settle(r);
+    touch();
+    std::rethrow_exception(err);
+  }
+  st.bytes_out += r.size;
+  ++st.ops_out;
+  ++counters_.direct_reads;
+}
+
+bool Engine::contains(std::uint32_t store, std::uint64_t id) {
+  Lock lock(mu_);
+  raise_pending();
+  store_ref(store);
+  return find(store, id) != nullptr;
+}
+
+void Engine::erase(std::uint32_t store, std::uint64_t id) {
+  Lock lock(mu_);
+  raise_pending();
+  store_ref(store);
+  retire(get(store, id));
+  touch();
+}
+
+std::vector<std::uint64_t> Engine::ids(std::uint32_t store) {
+  Lock lock(mu_);
+  raise_pending();
+  store_ref(store);
+  std::vector<std::uint64_t> out;
+  for (const Record* r : catalog_.records_of(store)) out.push_back(r->id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+RecordInfo Engine::info(std::uint32_t store, std::uint64_t id) {
+  Lock lock(mu_);
+  store_ref(store);
+  const Record& r = get(store, id);
+  RecordInfo info;
+  info.id = r.id;
+  info.size_bytes = r.size;
+  info.checksum = r.checksum;
+  info.has_checksum = r.has_checksum;
+  for (int t = 0; t <= last(); ++t)
+    if (r.copies & bit(t)) info.tiers.push_back(t);
+  info.durable = r.journaled;
+  info.lineage = r.lineage;
+  return info;
+}
+
+Stats Engine::stats() {
+  Lock lock(mu_);
+  Stats s = counters_;
+  s.live_records = 0;
+  std::vector<std::uint64_t> copies(tiers_.size(), 0);
+  for (const Record& r : catalog_.records()) {
+    ++s.live_records;
+    for (int t = 0; t <= last(); ++t)
+      if (r.copies & bit(t)) ++copies[t];
+  }
+  for (std::size_t t = 0; t < tiers_.size(); ++t) {
+    TierStats ts = tiers_[t].stats;
+    ts.used_bytes = t == 0 ? pool_.used_bytes() : tiers_[t].used;
+    ts.records = copies[t];
+    s.tiers.push_back(ts);
+  }
+  return s;
+}
+
+}  // namespace mlbs::engine

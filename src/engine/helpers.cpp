@@ -1,0 +1,232 @@
+// mlbs — the helper threads: each takes the plan's next operation, runs it
+// outside the lock (one transfer routine for every copy), and completes it
+// in the catalog under the lock.
+#include "engine/engine.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "engine/timing.hpp"
+#include "mlbs/errors.hpp"
+#include "mlbs/trace.hpp"
+#include "tiers/transfer.hpp"
+
+namespace mlbs::engine {
+
+// ============================================================================
+// the helper threads
+// ============================================================================
+
+void Engine::helper_loop(std::stop_token st, unsigned index) {
+  trace::name_thread(fmt::format("helper {}", index));
+  detail::Block& staging = staging_[index];
+  Lock lock(mu_);
+  while (!st.stop_requested()) {
+    const std::uint64_t seen = version_;
+    std::optional<Op> op;
+    try {
+      op = plan();
+    } catch (...) {
+      pending_errors_.push_back(std::current_exception());
+      touch();
+    }
+    if (!op) {
+      if (inflight_ == 0 && version_ == seen) {
+        idle_version_ = seen;
+        state_cv_.notify_all();
+      }
+      work_cv_.wait(lock, st, [&] { return version_ != seen; });
+      continue;
+    }
+    ++inflight_;
+    busy_tiers(*op, true);
+    lock.unlock();
+    const auto start = Clock::now();
+    std::exception_ptr err;
+    try {
+      execute(*op, staging);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    const auto end = Clock::now();
+    if (trace::enabled()) trace_op(*op, start, end, err != nullptr);
+    lock.lock();
+    --inflight_;
+    busy_tiers(*op, false);
+    complete(*op, err);
+    touch();
+  }
+}
+
+void Engine::execute(Op& op, detail::Block& staging) {
+  if (op.kind == Op::Kind::remove) {
+    if (op.journal) {
+      op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
+      op.journal->sync();
+    }
+    tiers_[op.tier].backend->remove({op.space, op.id, op.gen, op.store_name});
+    return;
+  }
+  // The record is busy: no one else changes its copies, slot or checksum, so
+  // reading them without the lock is safe; the rest was copied into `op`.
+  Record& r = *op.rec;
+  const std::uint64_t size = r.size;
+  // Bytes from a file tier are checked against the record's checksum; a
+  // record leaving DRAM for the first time gets its checksum on the way.
+  const bool verify = cfg_.checksums && r.has_checksum && op.src > 0;
+  const bool first = cfg_.checksums && !r.has_checksum && op.src == 0;
+  std::unique_ptr<tiers::ObjectReader> reader;
+  std::unique_ptr<tiers::ObjectWriter> writer;
+  if (op.src > 0) reader = tiers_[op.src].backend->open({op.space, r.id, r.gen, op.store_name}, size);
+  if (op.dst > 0)
+    writer = tiers_[op.dst].backend->create({op.dst_space, r.id, r.gen, op.store_name}, size);
+  const std::uint64_t digest = tiers::transfer({op.src == 0 ? r.slot.data() : nullptr, reader.get()},
+                                        {op.dst == 0 ? op.block.data() : nullptr, writer.get()}, size, &staging,
+                                        verify || first);
+  std::uint64_t expected = r.checksum;
+  if (first) {
+    op.checksum = expected = digest;
+    op.computed_checksum = true;
+  }
+  if (verify && digest != expected)
+    throw CorruptionError(EBADMSG, fmt::format("checksum mismatch: read {:016x}, catalog {:016x}", digest, expected),
+                          {op.store_name, r.id, tiers_[op.src].backend->label()});
+  if (writer) writer->commit(op.persist);
+  if (op.persist) {
+    try {
+      op.journal->append({catalog::JournalEntry::Op::put, r.id, r.gen, size, expected});
+    } catch (...) {
+      // No entry names the copy (append cuts a partial one): take it back
+      // rather than leave it for the next recovery to find.
+      try {
+        tiers_[op.dst].backend->remove({op.dst_space, r.id, r.gen, op.store_name});
+      } catch (...) {
+      }
+      throw;
+    }
+    op.journal->sync();
+  }
+}
+
+void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point end, bool failed) const {
+  // "writeback 0->1", "copy 1->2", "prefetch 2->1", "demand 1->0", "remove 1",
+  // in the category of the file tier involved (a copy between two file tiers:
+  // the destination).
+  char name[64];
+  char category[16];
+  const std::string_view fail = failed ? " failed" : "";
+  std::size_t n;
+  int tier;
+  std::uint64_t bytes = 0;
+  if (op.kind == Op::Kind::remove) {
+    tier = op.tier;
+    n = fmt::format_to_n(name, sizeof name, "remove {}{}", tier, fail).size;
+  } else {
+    const char* kind = op.demand     ? "demand"
+                       : op.prefetch ? "prefetch"
+                       : op.src == 0 ? "writeback"
+                                     : "copy";
+    tier = op.dst > 0 ? op.dst : op.src;
+    bytes = op.rec->size;  // the record is busy: its size is stable
+    n = fmt::format_to_n(name, sizeof name, "{} {}->{}{}", kind, op.src, op.dst, fail).size;
+  }
+  const std::size_t c = fmt::format_to_n(category, sizeof category, "tier{}", tier).size;
+  trace::span({name, std::min(n, sizeof name)}, {category, std::min(c, sizeof category)}, trace_ns(start),
+              trace_ns(end), bytes);
+}
+
+void Engine::complete(Op& op, std::exception_ptr err) {
+  if (op.kind == Op::Kind::remove) {
+    removing_.erase({op.tier, op.space, op.id, op.gen});
+    if (err) {
+      ++tiers_[op.tier].stats.errors;
+      pending_errors_.push_back(err);
+    } else if (std::exchange(tiers_[op.tier].full_latched, false)) {
+      ranking_dirty_ = true;  // room came free on a device that said it was full: try it again
+    }
+    if (op.journal)
+      for (StoreState& s : catalog_.stores())
+        if (s.journal == op.journal) --s.journal_erases;
+    return;
+  }
+  Record& r = *op.rec;
+  r.busy = false;
+  if (op.computed_checksum && !r.has_checksum) {
+    r.checksum = op.checksum;
+    r.has_checksum = true;
+  }
+  auto count = [&](int t, bool in, std::uint64_t bytes) {
+    TierStats& st = tiers_[t].stats;
+    (in ? st.bytes_in : st.bytes_out) += bytes;
+    ++(in ? st.ops_in : st.ops_out);
+  };
+  if (err) {
+    if (op.dst == 0)
+      pool_.release(std::move(op.block));
+    else
+      give(op.dst, r.size);
+    int code = 0;
+    bool source_failed = false;  // the copy we read from is bad, not the tier we wrote to
+    try {
+      std::rethrow_exception(err);
+    } catch (const CorruptionError&) {
+      ++counters_.checksum_failures;
+      source_failed = true;
+    } catch (const Error& e) {
+      code = e.error_code();
+      source_failed = op.src > 0 && e.context().tier == tiers_[op.src].backend->label();
+    } catch (...) {
+    }
+    if (source_failed) ++tiers_[op.src].stats.errors;
+    else if (op.dst > 0) ++tiers_[op.dst].stats.errors;
+    // Another copy may still be good: forget the bad one and go on.
+    if (source_failed && (r.copies & ~bit(op.src))) {
+      drop_copy(r, op.src);
+      err = nullptr;
+    }
+    if (err) {
+      if (code == ENOSPC || code == EDQUOT) tiers_[op.dst].full_latched = true;
+      // Placement routes around the failing tier for this record.
+      if (op.dst > 0 && !source_failed) r.avoid |= bit(op.dst);
+      // A tier above the last one that cannot take a copy is no error of the
+      // application's: the record still has its copy and goes on to another
+      // tier (counted in TierStats::errors, traced as a failed op). Only the
+      // last tier, below which nothing can take it, reports.
+      if (op.dst > 0 && op.dst < last() && !source_failed && r.copies != 0) err = nullptr;
+      // The last tier failed but the record still has its copy above: the
+      // error belongs to whoever needs that copy down (flush(), a write()
+      // that finds no room), not to whichever API call comes next.
+      if (err && op.dst == last() && !source_failed && r.copies != 0) {
+        r.write_failure = err;
+        err = nullptr;
+      }
+    }
+    if (err) {
+      // A bad only copy (failed verification, wrong size, unreadable) makes
+      // the record unreadable: its readers get the error, not whichever API
+      // call comes next (a prefetch finds it before anyone asked).
+      if (op.demand || r.copies == 0 || source_failed || (op.src > 0 && fastest_copy(r) < 0))
+        r.error = err;
+      else
+        pending_errors_.push_back(err);
+    }
+  } else {
+    count(op.dst, true, r.size);
+    if (op.src >= 0) count(op.src, false, r.size);
+    r.copies |= bit(op.dst);
+    note(r, op.src, op.dst);
+    if (op.dst == 0) {
+      r.slot = std::move(op.block);
+      if (op.prefetch) ++counters_.prefetches;
+      if (op.demand) ++counters_.demand_fetches;
+    } else if (op.dst > op.src) {
+      ++counters_.writebacks;
+    }
+    if (op.persist) r.journaled = true;
+    if (op.move && !r.retired) drop_copy(r, op.src);
+  }
+  settle(r);
+}
+
+}  // namespace mlbs::engine

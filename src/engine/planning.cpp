@@ -1,0 +1,226 @@
+// mlbs — the engine's planning: ranking and placement of the catalog's
+// records, the view the policies (engine/policies) decide on, and carrying
+// a decision out (drops, removals queued, room taken).
+#include "engine/engine.hpp"
+
+#include <algorithm>
+
+#include "engine/policies/placement.hpp"
+#include "engine/policies/policies.hpp"
+#include "engine/policies/ranking.hpp"
+
+namespace mlbs::engine {
+
+// ============================================================================
+// placement
+// ============================================================================
+
+std::uint64_t Engine::rank_of(const Record& r) const {
+  std::span<const std::uint32_t> positions;
+  std::uint32_t reads_done = 0;
+  if (cfg_.schedule.kind == Schedule::Kind::explicit_order) {
+    if (auto it = schedule_pos_.find(r.id); it != schedule_pos_.end()) positions = it->second;
+    const auto& consumed = catalog_.store(r.store).consumed;
+    if (auto c = consumed.find(r.id); c != consumed.end()) reads_done = c->second;
+  }
+  return policies::next_use_rank(r, cfg_.schedule.kind, positions, reads_done);
+}
+
+void Engine::refresh_placement() {
+  if (!ranking_dirty_) return;
+  ranking_dirty_ = false;
+  ranked_.clear();
+  ranked_.reserve(catalog_.size());
+  for (Record& r : catalog_.records()) {
+    r.rank = rank_of(r);
+    ranked_.push_back(&r);
+  }
+  std::sort(ranked_.begin(), ranked_.end(), [](const Record* a, const Record* b) {
+    return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
+  });
+
+  std::vector<policies::PlacementItem> items;
+  items.reserve(ranked_.size());
+  for (Record* r : ranked_)
+    items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, 0)});
+  // DRAM keeps headroom for the writes in progress (at least one record), so
+  // a writer finds a clean slot to take instead of waiting for a copy down.
+  const std::uint64_t headroom = std::max(pending_bytes_, last_write_bytes_);
+  const std::uint64_t mem_target = pool_.capacity() > headroom ? pool_.capacity() - headroom : 0;
+  std::vector<std::uint64_t> caps(tiers_.size(), 0);
+  for (int t = 1; t <= last(); ++t) {
+    const Tier& d = cfg_.tiers[t];
+    caps[t] = d.capacity_bytes;
+    // In scratch mode a file tier holds one copy per record: its high water
+    // mark is how full placement may fill it (headroom for bursts).
+    if (!persistent() && d.capacity_bytes && d.high_water < 1.0)
+      caps[t] = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(d.capacity_bytes * d.high_water));
+    if (tiers_[t].full_latched) caps[t] = std::max<std::uint64_t>(1, tiers_[t].used);
+    if (TierState& ts = tiers_[t]; ts.quota) {
+      // This rank's fair share of the node's budget, and no more than the
+      // node has left: what other ranks hold is not ours to place into.
+      ts.quota_version = ts.quota->version();
+      ts.node_free_seen = ts.quota->node_free();
+      ts.quota_limit = ts.quota->limit();
+      caps[t] = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.used + ts.node_free_seen));
+    }
+  }
+  const policies::Placement p = policies::place(items, mem_target, caps);
+  for (std::size_t i = 0; i < ranked_.size(); ++i) {
+    ranked_[i]->want_mem = p.in_memory[i];
+    ranked_[i]->dir_target = p.dir_tier[i];
+  }
+  // Shared tiers: publish what this rank would keep there if it had the room
+  // (everything placement sends below DRAM to that tier or further down), so
+  // the node's ranks divide the budget by what each needs.
+  for (int t = 1; t < last(); ++t) {
+    TierState& ts = tiers_[t];
+    if (!ts.quota) continue;
+    std::uint64_t demand = 0;
+    for (const Record* r : ranked_)
+      if (!r->want_mem && (r->dir_target >= t || r->dir_target < 0)) demand += r->size;
+    if (demand != ts.demand) {
+      ts.demand = demand;
+      ts.quota->publish_demand(demand);
+      ts.quota_version = ts.quota->version();
+      // Our own new demand moves our share: place again with it (the demand
+      // does not depend on the share, so the next pass settles).
+      if (ts.quota->limit() != ts.quota_limit) {
+        ranking_dirty_ = true;
+        ++version_;  // helpers plan again before they rest
+      }
+    }
+  }
+
+  // Water-mark hysteresis over the dirty bytes of each tier above the last.
+  std::vector<std::uint64_t> dirty(tiers_.size(), 0);
+  for (const Record* r : ranked_)
+    for (int t = 0; t < last(); ++t)
+      if (policies::dirty_on(*r, t, last(), persistent())) dirty[t] += r->size;
+  for (int t = 0; t < last(); ++t) {
+    const Tier& d = cfg_.tiers[t];
+    const std::uint64_t cap = t == 0 ? pool_.capacity() : d.capacity_bytes;
+    tiers_[t].wb_active = policies::write_behind_active(tiers_[t].wb_active, dirty[t], cap, d.high_water, d.low_water);
+  }
+}
+
+policies::View Engine::view() {
+  tier_views_.resize(tiers_.size());
+  for (int t = 0; t <= last(); ++t)
+    tier_views_[t] = {tier_free(t), tiers_[t].full_latched, tiers_[t].wb_active};
+  return {ranked_, tier_views_, persistent(), cfg_.schedule.kind != Schedule::Kind::unknown, flush_horizon_};
+}
+
+void Engine::apply(const std::vector<policies::Drop>& drops) {
+  for (const policies::Drop& d : drops) drop_copy(*ranked_[d.record], d.tier);
+}
+
+bool Engine::make_dram_room(std::size_t bytes) {
+  auto drops = policies::dram_room(view(), bytes, ranked_.size());
+  if (!drops) return false;
+  apply(*drops);
+  return pool_.fits(bytes);
+}
+
+void Engine::drop_copy(Record& r, int t) {
+  r.copies &= ~bit(t);
+  note(r, t, -1);
+  if (t == 0) {
+    pool_.release(std::move(r.slot));
+  } else {
+    give(t, r.size);
+    Op rm;
+    rm.kind = Op::Kind::remove;
+    rm.tier = t;
+    StoreState& st = catalog_.store(r.store);
+    rm.space = space_for(st, t);
+    rm.store_name = st.name;
+    rm.id = r.id;
+    rm.gen = r.gen;
+    if (persistent() && t == last() && r.journaled) {
+      rm.journal = st.journal;
+      ++st.journal_erases;
+    }
+    removals_.push_back(std::move(rm));
+  }
+  ++version_;
+  state_cv_.notify_all();
+  work_cv_.notify_all();
+}
+
+void Engine::retire(Record& r) {
+  if (!r.busy && r.pins == 0) {
+    erase_record(r);
+    return;
+  }
+  // A helper is copying it or a reader copies out of its slot: take it out
+  // of the catalog now (its id is free for a new write) and let the last
+  // user finish it.
+  catalog_.retire(r);
+  touch();
+}
+
+void Engine::settle(Record& r) {
+  if (r.retired && !r.busy && r.pins == 0) erase_record(r);
+}
+
+void Engine::erase_record(Record& r) {
+  for (int t = 0; t <= last(); ++t)
+    if (r.copies & bit(t)) drop_copy(r, t);
+  catalog_.forget(r);
+  touch();
+}
+
+std::optional<Engine::Op> Engine::plan() {
+  if (stopping_) return std::nullopt;
+  if (!removals_.empty()) {
+    Op op = std::move(removals_.front());
+    removals_.pop_front();
+    removing_.insert({op.tier, op.space, op.id, op.gen});
+    return op;
+  }
+  if (shared_quota_moved()) ranking_dirty_ = true;
+  refresh_placement();
+  for (;;) {
+    policies::Notes notes;
+    std::optional<policies::Decision> d = policies::next(view(), notes);
+    for (std::size_t t = 0; t < notes.stalls.size(); ++t) tiers_[t].stats.stalls += notes.stalls[t];
+    if (!d) return std::nullopt;
+    apply(d->drops);
+    if (d->purpose == policies::Purpose::drop_strays) continue;  // nothing to copy: plan on
+    return copy_op(*ranked_[d->record], d->src, d->dst, d->purpose);
+  }
+}
+
+std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies::Purpose why) {
+  Op op;
+  op.rec = &r;
+  op.src = src;
+  op.dst = dst;
+  op.persist = persistent() && dst == last();
+  // File tiers hold one copy per record in scratch mode: moving between
+  // them drops the source. DRAM copies and last-tier copies stay.
+  op.move = src > 0 && dst > 0 && !(persistent() && src == last());
+  op.demand = why == policies::Purpose::demand_fetch;
+  op.prefetch = why == policies::Purpose::prefetch_dram || why == policies::Purpose::prefetch_file;
+  const StoreState& st = catalog_.store(r.store);
+  op.store_name = st.name;
+  if (src > 0) op.space = space_for(st, src);
+  if (dst > 0) op.dst_space = space_for(st, dst);
+  // The same file name may still be due for removal (the record left this
+  // tier a moment ago): wait for that removal, or it would delete the copy.
+  if (dst > 0 && removal_pending(dst, op.dst_space, r.id, r.gen)) return std::nullopt;
+  if (op.persist) op.journal = st.journal;
+  if (dst == 0) {
+    auto block = pool_.allocate(r.size);
+    if (!block) return std::nullopt;
+    op.block = std::move(*block);
+    note_peak(0);
+  } else if (!take(dst, r.size)) {
+    return std::nullopt;
+  }
+  r.busy = true;
+  return op;
+}
+
+}  // namespace mlbs::engine
