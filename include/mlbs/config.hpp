@@ -109,6 +109,14 @@ struct Config {
   /// runs, but timings then measure memory, not the tiers). Tier::page_cache
   /// does the same for one tier.
   bool page_cache = false;
+  /// Publish every open store's catalog (records, their states, tier
+  /// counters) in shared memory for mlbs-inspect --live and in-transit
+  /// readers (docs/live-catalog.md). Costs a few atomic stores per change.
+  bool live_catalog = true;
+  static constexpr unsigned max_live_records = 1u << 24;
+  /// Records a store's live catalog can show at once (64 bytes of shared
+  /// memory each, touched as used); more are counted as not shown. 1..max_live_records.
+  unsigned live_records = 1u << 16;
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.
   static Config from_file(const std::string& path);

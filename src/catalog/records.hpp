@@ -18,6 +18,10 @@
 
 namespace mlbs::catalog {
 
+namespace live {
+class Writer;
+}
+
 using TierMask = std::uint32_t;
 constexpr TierMask bit(int t) { return TierMask{1} << t; }
 
@@ -58,6 +62,9 @@ struct StoreState {
   std::shared_ptr<catalog::Journal> journal;
   catalog::StoreLock lock;         ///< persistent: this runtime's hold on the store
   unsigned journal_erases = 0;     ///< erase entries queued or being written: flush() waits for them
+  /// The store's live catalog (catalog/live.hpp), while it is open; null
+  /// when Config::live_catalog is off or another writer publishes the name.
+  std::shared_ptr<live::Writer> live;
 };
 
 }  // namespace mlbs::catalog

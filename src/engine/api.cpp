@@ -125,7 +125,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   TierStats& mem = tiers_[0].stats;
   mem.bytes_in += bytes;
   ++mem.ops_in;
-  catalog_.insert(std::move(r));
+  publish(catalog_.insert(std::move(r)));
   touch();
 }
 
@@ -142,6 +142,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
                             ctx(store, id));
   if (!(r->copies & bit(0))) {
     r->demand = true;
+    publish(*r);
     touch();
     const auto wait_start = Clock::now();
     // Also wake when the helpers are idle and the record is still not in
@@ -190,12 +191,17 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
     pool_.exchange(taken.capacity(), std::move(buf));
     buf = std::move(taken);
     ++counters_.buffer_swaps;
-    if (release) erase_record(*r);
-    else touch();
+    if (release) {
+      erase_record(*r);
+    } else {
+      publish(*r);
+      touch();
+    }
     return size;
   }
   // Copy out while pinned (a helper may be reading the same slot: both only read).
   ++r->pins;
+  publish(*r);
   lock.unlock();
   if (buf.capacity() < size) buf = detail::Block::allocate(size);
   const std::uint64_t copy_start = trace::enabled() ? trace::now_ns() : 0;
@@ -209,6 +215,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
 
 void Engine::finish_read(Record& r, bool release) {
   // Either may free `r`: nothing touches it afterwards.
+  if (!r.retired) publish(r);
   if (release && !r.retired)
     retire(r);
   else

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/live.hpp"
 #include "engine/affinity.hpp"
 #include "engine/timing.hpp"
 #include "engine/policies/policies.hpp"
@@ -169,6 +170,16 @@ void Engine::shutdown() noexcept {
 std::uint64_t Engine::now_ns() const { return elapsed_ns(t0_); }
 
 void Engine::touch() {
+  if (live_changed_) {
+    live_changed_ = false;
+    for (StoreState& s : catalog_.stores()) {
+      if (!s.live) continue;
+      for (int t = 0; t <= last(); ++t)
+        s.live->publish_tier(static_cast<std::size_t>(t), tiers_[t].stats,
+                             t == 0 ? pool_.used_bytes() : tiers_[t].used);
+      s.live->notify();
+    }
+  }
   ++version_;
   ranking_dirty_ = true;
   work_cv_.notify_all();
@@ -230,6 +241,13 @@ std::string Engine::space_for(const StoreState& s, int tier) const {
 }
 
 void Engine::note(Record& r, int from, int to) { catalog::Catalog::note_move(r, from, to, now_ns()); }
+
+void Engine::publish(const Record& r, std::optional<catalog::RecordState> state) {
+  const StoreState& s = catalog_.store(r.store);
+  if (!s.live) return;
+  s.live->publish(r, state.value_or(catalog::state_of(r, last(), persistent())));
+  live_changed_ = true;
+}
 
 int Engine::fastest_copy(const Record& r, int except) const { return policies::fastest_copy(r, last(), except); }
 

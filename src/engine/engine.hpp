@@ -158,7 +158,12 @@ class Engine {
   void erase_record(Record& r);
   int fastest_copy(const Record& r, int except = -1) const;
   void note(Record& r, int from, int to);
-  void touch();   ///< state changed: wake helpers and waiting callers
+  void touch();   ///< state changed: wake helpers and waiting callers (and live readers)
+  /// The record's state to its store's live catalog (if it has one); `state`
+  /// overrides the one the catalog derives (an erase in progress).
+  void publish(const Record& r, std::optional<catalog::RecordState> state = std::nullopt);
+  /// Opens the store's live catalog and publishes what it holds (recovered records).
+  void go_live(std::uint32_t store);
   void raise_pending();
   ErrorContext ctx(const Record& r, int tier = -1) const;
   ErrorContext ctx(std::uint32_t store, std::uint64_t id) const;
@@ -206,6 +211,7 @@ class Engine {
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do
   unsigned inflight_ = 0;
   bool stopping_ = false;
+  bool live_changed_ = false;  ///< published since the last touch(): tier counters and a wake-up are due
   Stats counters_;
   std::vector<std::jthread> helpers_;  // last member: joined before the rest is destroyed
 };

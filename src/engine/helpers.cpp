@@ -226,6 +226,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     if (op.persist) r.journaled = true;
     if (op.move && !r.retired) drop_copy(r, op.src);
   }
+  if (!r.retired) publish(r);
   settle(r);
 }
 

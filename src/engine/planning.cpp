@@ -125,6 +125,7 @@ bool Engine::make_dram_room(std::size_t bytes) {
 void Engine::drop_copy(Record& r, int t) {
   r.copies &= ~bit(t);
   note(r, t, -1);
+  publish(r);
   if (t == 0) {
     pool_.release(std::move(r.slot));
   } else {
@@ -157,6 +158,7 @@ void Engine::retire(Record& r) {
   // of the catalog now (its id is free for a new write) and let the last
   // user finish it.
   catalog_.retire(r);
+  publish(r);
   touch();
 }
 
@@ -167,6 +169,7 @@ void Engine::settle(Record& r) {
 void Engine::erase_record(Record& r) {
   for (int t = 0; t <= last(); ++t)
     if (r.copies & bit(t)) drop_copy(r, t);
+  publish(r, catalog::RecordState::erased);
   catalog_.forget(r);
   touch();
 }
@@ -220,6 +223,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
     return std::nullopt;
   }
   r.busy = true;
+  publish(r);
   return op;
 }
 

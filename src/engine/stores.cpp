@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "catalog/live.hpp"
 #include "catalog/recovery.hpp"
 #include "engine/timing.hpp"
 #include "mlbs/errors.hpp"
@@ -67,7 +68,38 @@ std::uint32_t Engine::open_store(const std::string& name) {
       throw;
     }
   }
+  go_live(index);
   return index;
+}
+
+void Engine::go_live(std::uint32_t index) {
+  if (!cfg_.live_catalog) return;
+  StoreState& s = catalog_.store(index);
+  catalog::live::WriterInfo info;
+  info.pid = static_cast<int>(::getpid());
+  info.rank = group_ ? group_->rank() : 0;
+  info.ranks = group_ ? group_->size() : 1;
+  info.persistent = persistent();
+  info.fingerprint = catalog::live::config_fingerprint(cfg_);
+  info.started_unix_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  info.store = s.name;
+  info.space = s.space;
+  info.persistent_space = s.persistent_space;
+  for (const Tier& t : cfg_.tiers) {
+    info.tier_kinds.push_back(t.kind);
+    info.tier_paths.push_back(t.path);
+  }
+  try {
+    s.live = catalog::live::Writer::create(info, cfg_.live_records);
+  } catch (const Error& e) {
+    // Observability must not stop the run: it goes on unpublished.
+    std::fprintf(stderr, "mlbs: store '%s' runs without a live catalog: %s\n", s.name.c_str(), e.what());
+  }
+  if (!s.live) return;
+  for (const Record* r : catalog_.records_of(index)) publish(*r);
+  touch();
 }
 
 void Engine::recover(std::uint32_t index) {
@@ -112,6 +144,8 @@ void Engine::close_store(std::uint32_t index) noexcept {
       std::fprintf(stderr, "mlbs: closing store '%s' drops what is not durable: %s\n", s.name.c_str(), e.what());
     }
   }
+  // Live readers see the store closed (its segment goes) before its records go.
+  s.live.reset();
   // Release every record's copies above the persistent tier (all of them in
   // scratch mode); records being copied are finished by their helper first.
   for (Record* r : catalog_.records_of(index)) {

@@ -64,7 +64,7 @@ class ConfigEnv : public ::testing::Test {
   static constexpr const char* kVars[] = {"MLBS_CONFIG",      "MLBS_TIERS",          "MLBS_SCHEDULE",
                                           "MLBS_DURABILITY",  "MLBS_HELPER_CORE",    "MLBS_HELPER_THREADS",
                                           "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK",       "MLBS_PAGE_CACHE",
-                                          "MLBS_LAYOUT"};
+                                          "MLBS_LAYOUT",      "MLBS_LIVE_CATALOG",   "MLBS_LIVE_RECORDS"};
   void SetUp() override {
     for (const char* name : kVars) {
       const char* value = std::getenv(name);
@@ -397,6 +397,19 @@ TEST(ConfigToml, AbsentKeysKeepDefaults) {
   EXPECT_FALSE(cfg.page_cache);
   EXPECT_FALSE(def.page_cache) << "tiers measure the device unless told otherwise";
   for (const Tier& tier : cfg.tiers) EXPECT_FALSE(tier.page_cache);
+}
+
+// live_catalog and live_records are read from TOML; a count out of range names the field and line.
+TEST(ConfigToml, ReadsLiveCatalogSettings) {
+  const Config def;
+  EXPECT_TRUE(def.live_catalog);
+  EXPECT_EQ(def.live_records, 65536u);
+  const Config cfg = Config::from_toml("live_catalog = false\nlive_records = 100\n");
+  EXPECT_FALSE(cfg.live_catalog);
+  EXPECT_EQ(cfg.live_records, 100u);
+  const ConfigError e = config_error([] { Config::from_toml("\nlive_records = 0\n", "l.toml"); });
+  EXPECT_EQ(e.field(), "live_records");
+  EXPECT_EQ(e.line(), 2u);
 }
 
 // page_cache is read at the top level (every file tier) and per [[tier]].
@@ -819,6 +832,19 @@ TEST_F(ConfigFile, EnvConfigFileErrors) {
   // An override fixes the file's value.
   set("MLBS_HELPER_THREADS", "8");
   EXPECT_EQ(Config::from_env().helper_threads, 8u);
+}
+
+// MLBS_LIVE_CATALOG is a switch and MLBS_LIVE_RECORDS a count; bad values name the variable.
+TEST_F(ConfigEnv, LiveCatalogVariables) {
+  set("MLBS_LIVE_CATALOG", "off");
+  set("MLBS_LIVE_RECORDS", "4096");
+  const Config cfg = Config::from_env();
+  EXPECT_FALSE(cfg.live_catalog);
+  EXPECT_EQ(cfg.live_records, 4096u);
+  set("MLBS_LIVE_RECORDS", "lots");
+  EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_LIVE_RECORDS");
+  set("MLBS_LIVE_RECORDS", "99999999");
+  EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_LIVE_RECORDS");
 }
 
 // MLBS_PAGE_CACHE is a switch that overrides the file's page_cache.

@@ -55,6 +55,13 @@ Config Config::from_env() {
         [&](const std::string& v, const Where& at) { cfg.io_chunk_bytes = parse_size_at(v, at); });
   apply("MLBS_PAGE_CACHE", "page_cache",
         [&](const std::string& v, const Where& at) { cfg.page_cache = parse_switch_at(v, at); });
+  apply("MLBS_LIVE_CATALOG", "live_catalog",
+        [&](const std::string& v, const Where& at) { cfg.live_catalog = parse_switch_at(v, at); });
+  apply("MLBS_LIVE_RECORDS", "live_records", [&](const std::string& v, const Where& at) {
+    const auto n = to_integer<unsigned>(trim(v));
+    if (!n) at.fail(fmt::format("'{}' is not a record count", v));
+    cfg.live_records = *n;
+  });
   apply("MLBS_LAYOUT", "layout",
         [&](const std::string& v, const Where& at) { cfg.layout = parse_layout_at(v, at); });
 

@@ -76,6 +76,10 @@ class TomlReader {
         cfg.shutdown_timeout_ms = integer<unsigned>(node, at, 0);
       } else if (name == "page_cache") {
         cfg.page_cache = boolean(node, at);
+      } else if (name == "live_catalog") {
+        cfg.live_catalog = boolean(node, at);
+      } else if (name == "live_records") {
+        cfg.live_records = integer<unsigned>(node, at, 1, Config::max_live_records);
       } else if (name == "tiers") {
         spec = &node;
         cfg.tiers = parse_tier_spec_at(string(node, at), at);
@@ -86,7 +90,7 @@ class TomlReader {
       } else {
         Where{name, source_, key.source().begin.line}.fail(
             "unknown key (expected schedule, durability, helper_core, helper_threads, checksums, layout, "
-            "io_chunk, shutdown_timeout_ms, page_cache, tiers or [[tier]])");
+            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, tiers or [[tier]])");
       }
     }
     if (spec && tables)

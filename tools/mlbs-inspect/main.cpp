@@ -6,6 +6,7 @@
 //
 //   mlbs-inspect [--verify] [--json] <persistent-tier-dir> <store>
 //   mlbs-inspect --salvage [--verified-only] <persistent-tier-dir> <store>
+//   mlbs-inspect --live [--json] [--follow] [--rank N] <last-tier-dir> <store>   (live.cpp)
 //
 // Exit codes: 0 ok, 1 damage found (a record failed --verify, the journal is
 // damaged, or missing beside record copies), 2 usage error or unreadable store.
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -35,6 +37,8 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "live.hpp"
 
 #include "catalog/checksum.hpp"
 #include "catalog/journal.hpp"
@@ -54,6 +58,7 @@ constexpr int kExitUsage = 2;
 constexpr const char* kUsage =
     "Usage: mlbs-inspect [--verify] [--json] <persistent-tier-dir> <store>\n"
     "       mlbs-inspect --salvage [--verified-only] <persistent-tier-dir> <store>\n"
+    "       mlbs-inspect --live [--json] [--follow] [--rank N] <last-tier-dir> <store>\n"
     "\n"
     "Prints the catalog of a persistent mlbs store: replays\n"
     "<persistent-tier-dir>/<store>/journal.mlbs and lists its live records\n"
@@ -74,10 +79,18 @@ constexpr const char* kUsage =
     "                   journal is kept as journal.mlbs.damaged-<time>. The store\n"
     "                   must not be open.\n"
     "  --verified-only  with --salvage: drop copies no surviving entry vouches for\n"
+    "  --live           the catalog of a store a running writer has open (scratch or\n"
+    "                   persistent), from its live catalog in shared memory: every\n"
+    "                   record's state (in DRAM, being written down, on a file tier,\n"
+    "                   durable, being read, erased), the tiers holding it, and the\n"
+    "                   tier counters. Never disturbs the writer.\n"
+    "  --follow         with --live: print again at every change, until the writer\n"
+    "                   closes the store or is gone (with --json: one object a line)\n"
+    "  --rank N         with --live: rank N's store of an MPI job (default 0)\n"
     "  --help           this text\n"
     "\n"
-    "<persistent-tier-dir> is the path of the last tier in the store's\n"
-    "configuration (e.g. the last entry of MLBS_TIERS).\n"
+    "<persistent-tier-dir> and <last-tier-dir> are the path of the last tier in\n"
+    "the store's configuration (e.g. the last entry of MLBS_TIERS).\n"
     "\n"
     "Exit status: 0 ok, 1 damage found (a record failed --verify, the journal\n"
     "is damaged or missing beside record copies), 2 usage error or unreadable\n"
@@ -112,6 +125,9 @@ struct Options {
   bool json = false;
   bool salvage = false;
   bool verified_only = false;
+  bool live = false;
+  bool follow = false;
+  int rank = -1;  ///< --rank; -1: not given
   std::string tier_dir;
   std::string store;
 };
@@ -466,6 +482,19 @@ int main(int argc, char** argv) {
       opt.verified_only = true;
     } else if (arg == "--json") {
       opt.json = true;
+    } else if (arg == "--live") {
+      opt.live = true;
+    } else if (arg == "--follow") {
+      opt.follow = true;
+    } else if (arg == "--rank") {
+      char* end = nullptr;
+      const long n = i + 1 < argc ? std::strtol(argv[i + 1], &end, 10) : -1;
+      if (n < 0 || n > INT32_MAX || !end || *end != '\0') {
+        std::fprintf(stderr, "mlbs-inspect: --rank needs a rank number\n%s", kUsage);
+        return kExitUsage;
+      }
+      opt.rank = static_cast<int>(n);
+      ++i;
     } else if (arg == "--") {
       for (++i; i < argc; ++i) positional.emplace_back(argv[i]);
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -484,6 +513,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mlbs-inspect: --verified-only goes with --salvage\n%s", kUsage);
     return kExitUsage;
   }
+  if ((opt.follow || opt.rank >= 0) && !opt.live) {
+    std::fprintf(stderr, "mlbs-inspect: --follow and --rank go with --live\n%s", kUsage);
+    return kExitUsage;
+  }
+  if (opt.live && (opt.verify || opt.salvage)) {
+    std::fprintf(stderr, "mlbs-inspect: --live takes neither --verify nor --salvage\n%s", kUsage);
+    return kExitUsage;
+  }
   if (opt.salvage && (opt.verify || opt.json)) {
     std::fprintf(stderr, "mlbs-inspect: --salvage takes neither --verify nor --json\n%s", kUsage);
     return kExitUsage;
@@ -496,6 +533,8 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
+    if (opt.live)
+      return mlbs::inspect::run_live({opt.tier_dir, opt.store, std::max(opt.rank, 0), opt.json, opt.follow});
     return run(opt);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mlbs-inspect: %s\n", e.what());

@@ -1,0 +1,143 @@
+// mlbs — the live catalog: a store's records and its runtime's tier counters
+// published in a shared-memory segment, so that other processes (mlbs-inspect
+// --live, in-transit readers) see them while the writer runs.
+//
+// Format (version kLiveVersion; a reader of another version gets a typed
+// error naming both): one Header, then `slot_count` Slots, an open-addressed
+// table keyed by record id (linear probing from a hash of the id; a slot once
+// used is never emptied again, only marked erased and reused, so a probe for
+// an id ends at the first never-used slot).
+//
+// Concurrency: one writer (the runtime that has the store open) and any
+// number of readers. Each slot is a seqlock: the writer makes `seq` odd,
+// stores the fields, makes it even; a reader copies the fields between two
+// equal even reads of `seq`. Every shared field is a lock-free std::atomic,
+// so nothing a reader does can block or slow the writer, and ThreadSanitizer
+// sees the protocol. Readers sleep on `changes` (a process-shared futex the
+// writer wakes only when `waiters` says someone sleeps). The writer holds an
+// open-file-description lock on the segment for its life: a segment whose
+// lock is free was left by a writer that is gone (killed, or closed).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog.hpp"
+#include "mlbs/stats.hpp"
+
+namespace mlbs::catalog::live {
+
+inline constexpr std::uint32_t kLiveVersion = 1;
+inline constexpr std::size_t kMaxTiers = 8;
+inline constexpr std::uint32_t kDefaultSlots = 1u << 16;
+
+/// The segment's name (under /dev/shm) for a store on a runtime whose last
+/// tier is `last_tier_path`, rank `rank`: what writer and readers both derive.
+std::string segment_name(const std::string& last_tier_path, const std::string& store, int rank);
+/// A hash of what a reader must share with the writer to read its records:
+/// tier kinds and paths and the durability.
+std::uint64_t config_fingerprint(const Config& cfg);
+
+/// One record as published.
+struct RecordView {
+  std::uint64_t id = 0;
+  std::uint64_t size = 0;
+  std::uint64_t generation = 0;
+  std::uint64_t checksum = 0;
+  bool has_checksum = false;
+  RecordState state = RecordState::in_dram;
+  TierMask copies = 0;
+  std::uint64_t updated_ns = 0;  ///< CLOCK_REALTIME of the last change
+};
+
+/// What the header says of the writer and its store.
+struct WriterInfo {
+  std::uint32_t version = 0;
+  int pid = 0;
+  int rank = 0;
+  int ranks = 1;
+  bool persistent = false;
+  std::uint64_t fingerprint = 0;
+  std::uint64_t started_unix_ns = 0;
+  std::string store, space, persistent_space;
+  std::vector<std::string> tier_kinds;  ///< Tier::kind names, fastest first
+  std::vector<std::string> tier_paths;  ///< "" for the memory tier; the last one names the segment
+  std::uint32_t slot_count = 0;
+};
+
+struct Segment;  // the mapped layout (live.cpp)
+
+/// The writer's side: created when a store opens, gone when it closes.
+/// Not thread-safe: the engine calls it under its mutex.
+class Writer {
+ public:
+  /// Creates the store's segment (replacing one a dead writer left). None
+  /// when a live writer already publishes this store (two scratch runtimes
+  /// on the same paths): this one then runs unpublished.
+  static std::unique_ptr<Writer> create(const WriterInfo& info, std::uint32_t slots);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  /// The record's current state (also an erase: state erased).
+  void publish(const Record& r, RecordState state);
+  /// Tier `t`'s counters (its used bytes given apart: the engine keeps them apart).
+  void publish_tier(std::size_t t, const TierStats& s, std::uint64_t used_bytes);
+  /// Wakes readers waiting for a change (once per batch of publishes).
+  void notify();
+  const std::string& name() const noexcept { return name_; }
+  /// Records that found no free slot (the table is full).
+  std::uint64_t unpublished() const noexcept;
+
+ private:
+  Writer() = default;
+  std::string name_;
+  int fd_ = -1;
+  Segment* seg_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::uint32_t slots_ = 0;
+  std::uint32_t find_slot(std::uint64_t id, bool insert);
+};
+
+/// A reader's side: maps a writer's segment.
+class View {
+ public:
+  /// Opens the segment of `store` (rank `rank`) on a runtime whose last tier
+  /// is `last_tier_path`.
+  /// Typed errors: UnknownIdError (ENOENT) when no running writer publishes
+  /// it; InvalidArgumentError naming both versions for another format
+  /// version; CorruptionError for a segment that is not one.
+  static std::unique_ptr<View> open(const std::string& last_tier_path, const std::string& store, int rank);
+  ~View();
+  View(const View&) = delete;
+  View& operator=(const View&) = delete;
+
+  const WriterInfo& info() const noexcept { return info_; }
+  /// The writer still holds the segment (it has not closed the store or died).
+  bool writer_alive() const;
+  /// The writer closed the store cleanly (its records are going).
+  bool closed() const;
+  std::optional<RecordView> find(std::uint64_t id) const;
+  /// Every published record, erased ones included, by id.
+  std::vector<RecordView> records() const;
+  std::vector<TierStats> tiers() const;
+  std::uint64_t unpublished() const;
+  /// A number that changes whenever the writer publishes.
+  std::uint32_t changes() const;
+  /// Sleeps until changes() differs from `seen` or `timeout` passes; true if it changed.
+  bool wait_change(std::uint32_t seen, std::chrono::milliseconds timeout) const;
+
+ private:
+  View() = default;
+  int fd_ = -1;
+  Segment* seg_ = nullptr;
+  std::size_t bytes_ = 0;
+  WriterInfo info_;
+};
+
+}  // namespace mlbs::catalog::live
