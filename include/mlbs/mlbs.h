@@ -13,6 +13,7 @@ extern "C" {
 
 typedef struct mlbs_runtime mlbs_runtime_t;
 typedef struct mlbs_store mlbs_store_t;
+typedef struct mlbs_reader mlbs_reader_t;
 
 typedef enum { MLBS_SCRATCH = 0, MLBS_PERSISTENT = 1 } mlbs_durability_t;
 
@@ -57,6 +58,24 @@ int mlbs_store_erase(mlbs_store_t* s, uint64_t id);
 /* Writes up to `cap` ids into `ids` (ascending) and the total count into *count. */
 int mlbs_store_ids(const mlbs_store_t* s, uint64_t* ids, size_t cap, size_t* count);
 int mlbs_store_flush(mlbs_store_t* s);
+
+/* In-transit readers (docs/readers.md): read-only access, from another
+ * process, to store `store` (rank `rank`) of a running writer whose tier spec
+ * and durability are `tiers` and `durability`. -ENOENT when no running writer
+ * has that store open, -EINVAL when the configuration differs. */
+int mlbs_reader_open(const char* tiers, mlbs_durability_t durability, const char* store, int rank,
+                     mlbs_reader_t** out);
+int mlbs_reader_close(mlbs_reader_t* r);
+/* Ids readable now (ascending), as mlbs_store_ids. */
+int mlbs_reader_ids(const mlbs_reader_t* r, uint64_t* ids, size_t cap, size_t* count);
+/* 1 once record `id` is readable, 0 when `timeout_ms` passes first, or -errno
+ * (-ESHUTDOWN: the writer closed the store or is gone). */
+int mlbs_reader_wait(const mlbs_reader_t* r, uint64_t id, uint64_t timeout_ms);
+/* Bytes of readable record `id`. */
+int mlbs_reader_size(const mlbs_reader_t* r, uint64_t id, size_t* bytes);
+/* Copies readable record `id` (exactly `bytes` long) into `buf`: its exact
+ * bytes or -errno (-ENOENT erased meanwhile, -EAGAIN not readable yet). */
+int mlbs_reader_read(const mlbs_reader_t* r, uint64_t id, void* buf, size_t bytes);
 
 /* Message of the last failed call on this thread ("" if none). */
 const char* mlbs_last_error(void);

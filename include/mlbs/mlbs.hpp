@@ -4,6 +4,7 @@
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/features.hpp"
+#include "mlbs/reader.hpp"
 #include "mlbs/runtime.hpp"
 #include "mlbs/stats.hpp"
 #include "mlbs/store.hpp"

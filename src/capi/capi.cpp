@@ -18,7 +18,9 @@
 // so a failed create never leaves a dangling value in *out.
 #include "mlbs/mlbs.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -61,6 +63,10 @@ class LiveStore {
 };
 
 }  // namespace
+
+struct mlbs_reader {
+  mlbs::detail::ReaderCore core;
+};
 
 struct mlbs_store {
   mlbs_store(mlbs_runtime* owner, std::string name, std::size_t bytes)
@@ -339,6 +345,77 @@ int mlbs_store_flush(mlbs_store_t* s) {
   if (!s) return null_arg(fn, "s");
   return guarded(fn, [&] {
     s->s.flush();
+    return 0;
+  });
+}
+
+// --- in-transit readers ---------------------------------------------------------
+
+int mlbs_reader_open(const char* tiers, mlbs_durability_t durability, const char* store, int rank,
+                     mlbs_reader_t** out) {
+  constexpr const char* fn = "mlbs_reader_open";
+  if (!out) return null_arg(fn, "out");
+  *out = nullptr;
+  if (!store) return null_arg(fn, "store");
+  std::underlying_type_t<mlbs_durability_t> d;
+  std::memcpy(&d, &durability, sizeof d);
+  return guarded(fn, [&] {
+    if (d != MLBS_SCRATCH && d != MLBS_PERSISTENT)
+      return fail(fn, EINVAL, "durability must be MLBS_SCRATCH (0) or MLBS_PERSISTENT (1)");
+    if (rank < 0) return fail(fn, EINVAL, "rank must be >= 0, got " + std::to_string(rank));
+    mlbs::Config cfg{};
+    if (tiers) cfg.tiers = mlbs::parse_tier_spec(tiers, "tiers");
+    cfg.durability = d == MLBS_PERSISTENT ? mlbs::Durability::persistent : mlbs::Durability::scratch;
+    *out = new mlbs_reader{mlbs::detail::ReaderCore(cfg, store, rank)};
+    return 0;
+  });
+}
+
+int mlbs_reader_close(mlbs_reader_t* r) {
+  delete r;
+  return 0;
+}
+
+int mlbs_reader_ids(const mlbs_reader_t* r, uint64_t* ids, size_t cap, size_t* count) {
+  constexpr const char* fn = "mlbs_reader_ids";
+  if (!r) return null_arg(fn, "r");
+  if (!count) return null_arg(fn, "count");
+  if (!ids && cap != 0) return null_arg(fn, "ids (with cap > 0)");
+  return guarded(fn, [&] {
+    const std::vector<std::uint64_t> all = r->core.ids();
+    const std::size_t n = all.size() < cap ? all.size() : cap;
+    for (std::size_t i = 0; i < n; ++i) ids[i] = all[i];
+    *count = all.size();
+    return 0;
+  });
+}
+
+int mlbs_reader_wait(const mlbs_reader_t* r, uint64_t id, uint64_t timeout_ms) {
+  constexpr const char* fn = "mlbs_reader_wait";
+  if (!r) return null_arg(fn, "r");
+  return guarded(fn, [&] {
+    // Clamped so the deadline cannot overflow: a year is "forever" here.
+    const std::uint64_t ms = std::min<std::uint64_t>(timeout_ms, 365ull * 24 * 3600 * 1000);
+    return r->core.wait(id, std::chrono::milliseconds(ms)) ? 1 : 0;
+  });
+}
+
+int mlbs_reader_size(const mlbs_reader_t* r, uint64_t id, size_t* bytes) {
+  constexpr const char* fn = "mlbs_reader_size";
+  if (!r) return null_arg(fn, "r");
+  if (!bytes) return null_arg(fn, "bytes");
+  return guarded(fn, [&] {
+    *bytes = static_cast<size_t>(r->core.size_bytes(id));
+    return 0;
+  });
+}
+
+int mlbs_reader_read(const mlbs_reader_t* r, uint64_t id, void* buf, size_t bytes) {
+  constexpr const char* fn = "mlbs_reader_read";
+  if (!r) return null_arg(fn, "r");
+  if (!buf && bytes != 0) return null_arg(fn, "buf");
+  return guarded(fn, [&] {
+    r->core.read(id, static_cast<std::byte*>(buf), bytes, 1);
     return 0;
   });
 }

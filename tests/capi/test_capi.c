@@ -423,6 +423,41 @@ static void test_persistent(const char* run) {
   CHECK(failures == 0);
   /* flush() makes them durable on the last tier */
   CHECK(mlbs_store_flush(s) == 0);
+  {
+    mlbs_reader_t* r = NULL;
+    /* a reader attaches to the running writer's store */
+    CHECK(mlbs_reader_open(tiers, MLBS_PERSISTENT, "ckpt", 0, &r) == 0 && r != NULL);
+    if (r) {
+      uint64_t ids[4] = {0};
+      size_t count = 0, bytes = 0;
+      /* it lists the three readable records */
+      CHECK(mlbs_reader_ids(r, ids, 4, &count) == 0 && count == 3 && ids[0] == 10 && ids[2] == 30);
+      /* a readable record's wait returns 1 at once */
+      CHECK(mlbs_reader_wait(r, 20, 1000) == 1);
+      /* a record never written times out: 0 */
+      CHECK(mlbs_reader_wait(r, 99, 10) == 0);
+      /* its size is the record's */
+      CHECK(mlbs_reader_size(r, 20, &bytes) == 0 && bytes == kRecordBytes);
+      unsigned char* buf = malloc(kRecordBytes);
+      if (buf) {
+        /* it reads the exact bytes */
+        CHECK(mlbs_reader_read(r, 20, buf, kRecordBytes) == 0);
+        int same = 1;
+        for (size_t i = 0; i < kRecordBytes; ++i) same &= buf[i] == pattern(20, i);
+        CHECK(same);
+        /* an unknown id is -ENOENT */
+        CHECK_ERRNO(mlbs_reader_read(r, 99, buf, kRecordBytes), -ENOENT);
+        /* a buffer of the wrong size is -EINVAL */
+        CHECK_ERRNO(mlbs_reader_read(r, 20, buf, kRecordBytes - 1), -EINVAL);
+        free(buf);
+      }
+      CHECK(mlbs_reader_close(r) == 0);
+    }
+    /* a store nobody writes is -ENOENT */
+    CHECK_ERRNO(mlbs_reader_open(tiers, MLBS_PERSISTENT, "nosuch", 0, &r), -ENOENT);
+    /* another durability than the writer's is -EINVAL */
+    CHECK_ERRNO(mlbs_reader_open(tiers, MLBS_SCRATCH, "ckpt", 0, &r), -EINVAL);
+  }
   /* the store is destroyed */
   CHECK(mlbs_store_destroy(s) == 0);
   /* the runtime is destroyed */
