@@ -34,6 +34,7 @@
 #include "ranks.hpp"
 #include "report.hpp"
 #include "workloads.hpp"
+#include "insitu.hpp"
 
 namespace fs = std::filesystem;
 using namespace mlbs_bench;
@@ -87,6 +88,9 @@ Workloads (--workload, comma list):
                   prints image_checksum, identical in every mode (static schedule, no reductions)
   writeonly       a snapshot every --io-ratio steps (1 = every step), nothing read back
   readafterwrite  every snapshot step reads back what the previous snapshot step wrote
+  insitu          rtm's forward phase only; with --modes mlbs,reader the reader mode runs a second
+                  process reading every snapshot as it becomes readable: writer wall with and without it,
+                  the reader's lag (docs/readers.md)
 
 Every mode verifies the bytes it reads back against an xxHash3 kept at write time. No page-cache
 help a real out-of-core run would not get: sync drops pages (fdatasync + FADV_DONTNEED) before
@@ -280,6 +284,8 @@ int check_json_file(const std::string& path, const std::vector<std::string>& wor
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The in-transit reader process that mode reader starts (this binary again).
+  if (argc > 1 && std::string_view(argv[1]) == "--insitu-reader") return insitu_reader_main(argc, argv);
   CLI::App app{"mlbs-bench: out-of-core workloads with mlbs and with the baselines it must beat,\n"
                "measured against the performance model (expected vs actual speedup over sync)."};
   app.footer(footer());
@@ -292,8 +298,8 @@ int main(int argc, char** argv) {
   unsigned io_ratio = 2;
   app.add_option("--workload", workloads_s, "micro|rtm|writeonly|readafterwrite, comma list")->capture_default_str();
   app.add_option("--modes", modes_s,
-                 "mlbs,sync,sync-fast,writebehind,pagecache,odirect,adios2 (default: all that can run but "
-                 "odirect; sync-fast needs --fast)");
+                 "mlbs,sync,sync-fast,writebehind,pagecache,odirect,adios2,reader (default: all that can run but "
+                 "odirect and reader; sync-fast needs --fast; --workload insitu alone: mlbs,reader)");
   app.add_option("--grid-bytes", grid_s, "bytes of the 3D float grid = of one snapshot")->capture_default_str();
   app.add_option("--steps", o.steps, "time steps per phase")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
   app.add_option("--io-ratio", io_ratio, "a snapshot every N steps")->capture_default_str()->check(CLI::Range(1u, 1u << 24));
@@ -350,7 +356,9 @@ int main(int argc, char** argv) {
     o.workloads.clear();
     for (const std::string& n : workload_names) {
       const auto w = parse_workload(n);
-      if (!w) throw CLI::ValidationError("--workload", "unknown workload '" + n + "' (micro, rtm, writeonly, readafterwrite)");
+      if (!w)
+        throw CLI::ValidationError("--workload",
+                                   "unknown workload '" + n + "' (micro, rtm, writeonly, readafterwrite, insitu)");
       if (std::find(o.workloads.begin(), o.workloads.end(), *w) == o.workloads.end()) o.workloads.push_back(*w);
     }
     if (o.workloads.empty()) throw CLI::ValidationError("--workload", "no workload");
@@ -379,9 +387,12 @@ int main(int argc, char** argv) {
       if (o.io_ratios.empty()) throw CLI::ValidationError("--sweep-io-ratio", "empty list");
     }
 
-    std::vector<std::string> requested = modes_s.empty() ? std::vector<std::string>{"mlbs", "sync", "sync-fast",
-                                                                                     "writebehind", "pagecache"}
-                                                          : split(modes_s);
+    // --workload insitu alone compares the writer with and without its reader.
+    const bool insitu_only = o.workloads == std::vector<Workload>{Workload::insitu};
+    std::vector<std::string> requested =
+        !modes_s.empty() ? split(modes_s)
+        : insitu_only    ? std::vector<std::string>{"mlbs", "reader"}
+                         : std::vector<std::string>{"mlbs", "sync", "sync-fast", "writebehind", "pagecache"};
     for (const std::string& m : requested) {
       if (std::find(known_modes().begin(), known_modes().end(), m) == known_modes().end())
         throw CLI::ValidationError("--modes", "unknown mode '" + m + "'");
@@ -528,6 +539,7 @@ int main(int argc, char** argv) {
     print_rank_spread(stdout, all);
     print_targets(stdout, evaluate_targets(median_runs(all)));
     print_data_path(stdout, evaluate_data_path(all));
+    print_insitu(stdout, all);
     std::fflush(stdout);
     if (!o.json_path.empty()) {
       nlohmann::json doc = nlohmann::json::array();

@@ -1,5 +1,7 @@
 #include "modes.hpp"
 
+#include "insitu.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -32,7 +34,7 @@ double ns_to_s(std::uint64_t ns) { return double(ns) * 1e-9; }
 
 const std::vector<std::string>& known_modes() {
   static const std::vector<std::string> modes = {"mlbs",      "sync",    "sync-fast", "writebehind",
-                                                 "pagecache", "odirect", "adios2"};
+                                                 "pagecache", "odirect", "adios2",    "reader"};
   return modes;
 }
 
@@ -52,12 +54,17 @@ std::string describe_mode(const std::string& mode) {
     return "plain O_DIRECT sequential writer/reader of --slow on the application thread (pwrite/pread of "
            "io_chunk_bytes, fdatasync per snapshot when persistent): the baseline of the data-path figures";
   if (mode == "adios2") return "ADIOS2 BP5 (not built)";
+  if (mode == "reader")
+    return "mlbs as above, plus a second process reading every snapshot as it becomes readable "
+           "(mlbs::Reader, in-transit analysis; --workload insitu)";
   return "";
 }
 
 std::string mode_unavailable(const std::string& mode, const Options& o) {
   if (mode == "adios2") return "not built";
   if (mode == "sync-fast" && !o.fast) return "needs --fast";
+  if (mode == "reader" && o.layout == mlbs::Layout::log) return "readers read file-per-record tiers, not --layout log";
+  if (mode == "reader" && o.slow_kind != "directory") return "readers read directory tiers";
   return "";
 }
 
@@ -723,6 +730,7 @@ std::unique_ptr<Mode> make_mode(const std::string& mode, const Plan& plan, const
                                 const RunDirs& dirs) {
   if (mode == "mlbs") return std::make_unique<MlbsMode>(plan, o, dirs, false);
   if (mode == "writebehind") return std::make_unique<MlbsMode>(plan, o, dirs, true);
+  if (mode == "reader") return make_reader_mode(plan, o, dirs);
   const SyncDevice slow{dirs.slow, "slow", 0, o.slow.bandwidth_bytes_per_s};
   if (mode == "sync") return std::make_unique<SyncMode>(plan, o, std::vector{slow});
   if (mode == "sync-fast") {

@@ -10,7 +10,7 @@
 
 namespace mlbs_bench {
 
-enum class Workload { micro, rtm, writeonly, readafterwrite };
+enum class Workload { micro, rtm, writeonly, readafterwrite, insitu };
 enum class ReadOrder { lifo, fifo };
 
 std::string to_string(Workload w);

@@ -20,12 +20,13 @@ std::string to_string(Workload w) {
     case Workload::rtm: return "rtm";
     case Workload::writeonly: return "writeonly";
     case Workload::readafterwrite: return "readafterwrite";
+    case Workload::insitu: return "insitu";
   }
   return "?";
 }
 
 std::optional<Workload> parse_workload(const std::string& name) {
-  for (Workload w : {Workload::micro, Workload::rtm, Workload::writeonly, Workload::readafterwrite})
+  for (Workload w : {Workload::micro, Workload::rtm, Workload::writeonly, Workload::readafterwrite, Workload::insitu})
     if (to_string(w) == name) return w;
   return std::nullopt;
 }
@@ -54,8 +55,9 @@ Plan make_plan(Workload w, const Options& o, unsigned io_ratio, unsigned rank) {
     case Workload::rtm: p.fifo = false; break;
     case Workload::writeonly: p.fifo = true; break;   // nothing is read; the order is moot
     case Workload::readafterwrite: p.fifo = true; break;
+    case Workload::insitu: p.fifo = true; break;       // the writer reads nothing back; its reader reads in write order
   }
-  if (w != Workload::writeonly) {
+  if (w != Workload::writeonly && w != Workload::insitu) {
     for (unsigned k = 0; k < p.snapshots; ++k) p.read_order.push_back(p.fifo ? k : p.snapshots - 1 - k);
   }
   return p;
@@ -192,6 +194,9 @@ class Runner {
       case Workload::writeonly: forward_stencil(); break;
       case Workload::readafterwrite: read_after_write(); break;
       case Workload::rtm: rtm(); break;
+      case Workload::insitu:
+        final_checksum(rtm_forward());
+        break;
     }
     return r_;
   }
@@ -354,10 +359,18 @@ class Runner {
   // snapshots in reverse and accumulating image += u_saved * v.
   void rtm() {
     const Dims& d = p_.dims;
-    const std::size_t src = d.nx / 2 + d.nx * (d.ny / 2 + d.ny * (d.nz / 2));
     const std::size_t rcv = d.nx / 2 + d.nx * (d.ny / 2 + d.ny * (d.nz / 4));
     const float amplitude = float(1 + p_.rank);   // every rank propagates its own wavefield
-    // Forward: (cur, prev) rotate among a, b and the snapshot buffer s.
+    rtm_forward();
+    rtm_backward(rcv, amplitude);
+  }
+
+  /// rtm's forward phase (also --workload insitu): (cur, prev) rotate among
+  /// a, b and the snapshot buffer s. Returns the final wavefield.
+  const float* rtm_forward() {
+    const Dims& d = p_.dims;
+    const std::size_t src = d.nx / 2 + d.nx * (d.ny / 2 + d.ny * (d.nz / 2));
+    const float amplitude = float(1 + p_.rank);   // every rank propagates its own wavefield
     {
       float* s = io_.buffer();
       float* cur = a_.data();
@@ -388,8 +401,13 @@ class Runner {
           write_snapshot(id++, s);
         }
       }
+      return cur;
     }
-    // Backward: v in a and b; the snapshot buffer only feeds the image.
+  }
+
+  // Backward: v in a and b; the snapshot buffer only feeds the image.
+  void rtm_backward(std::size_t rcv, float amplitude) {
+    const Dims& d = p_.dims;
     Field image(n_);
     read_phase([&] {
       kernel("init", [&] {
