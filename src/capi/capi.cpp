@@ -137,6 +137,14 @@ int make_runtime(const char* fn, mlbs_runtime_t** out, Build&& build) noexcept {
   });
 }
 
+// The ids out-parameters: up to `cap` of `all` into `ids`, the total into *count.
+int copy_ids(const std::vector<std::uint64_t>& all, uint64_t* ids, std::size_t cap, std::size_t* count) noexcept {
+  const std::size_t n = all.size() < cap ? all.size() : cap;
+  for (std::size_t i = 0; i < n; ++i) ids[i] = all[i];
+  *count = all.size();
+  return 0;
+}
+
 void copy_tier(const mlbs::TierStats& t, mlbs_tier_stats_t& o) noexcept {
   o.capacity_bytes = t.capacity_bytes;
   o.used_bytes = t.used_bytes;
@@ -332,11 +340,7 @@ int mlbs_store_ids(const mlbs_store_t* s, uint64_t* ids, size_t cap, size_t* cou
   if (!count) return null_arg(fn, "count");
   if (!ids && cap != 0) return null_arg(fn, "ids (with cap > 0)");
   return guarded(fn, [&] {
-    const std::vector<std::uint64_t> all = s->s.ids();
-    const std::size_t n = all.size() < cap ? all.size() : cap;
-    for (std::size_t i = 0; i < n; ++i) ids[i] = all[i];
-    *count = all.size();
-    return 0;
+    return copy_ids(s->s.ids(), ids, cap, count);
   });
 }
 
@@ -382,11 +386,7 @@ int mlbs_reader_ids(const mlbs_reader_t* r, uint64_t* ids, size_t cap, size_t* c
   if (!count) return null_arg(fn, "count");
   if (!ids && cap != 0) return null_arg(fn, "ids (with cap > 0)");
   return guarded(fn, [&] {
-    const std::vector<std::uint64_t> all = r->core.ids();
-    const std::size_t n = all.size() < cap ? all.size() : cap;
-    for (std::size_t i = 0; i < n; ++i) ids[i] = all[i];
-    *count = all.size();
-    return 0;
+    return copy_ids(r->core.ids(), ids, cap, count);
   });
 }
 

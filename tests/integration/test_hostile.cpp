@@ -21,6 +21,7 @@
 
 #include "catalog/journal.hpp"
 #include "mlbs/mlbs.hpp"
+#include "support/inspect_tool.hpp"
 #include "support/temp_dir.hpp"
 #include "tiers/directory/layout.hpp"
 
@@ -353,11 +354,8 @@ TEST(HostileJournal, JournalCutToItsHeaderRefuses) {
 class HostileInspect : public testing::Test {
  protected:
   void SetUp() override {
-    const char* tool = std::getenv("MLBS_INSPECT");
-#ifdef MLBS_INSPECT_PATH
-    if (!tool || !*tool) tool = MLBS_INSPECT_PATH;
-#endif
-    if (!tool || !*tool) GTEST_SKIP() << "set MLBS_INSPECT to the mlbs-inspect binary";
+    const char* tool = mlbs::test::inspect_tool();
+    if (!tool) GTEST_SKIP() << "set MLBS_INSPECT to the mlbs-inspect binary";
     tool_ = tool;
   }
   /// Exit status of mlbs-inspect `args` (the tier dir and store follow); output in out_.

@@ -15,6 +15,7 @@
 
 #include "catalog/live.hpp"
 #include "mlbs/mlbs.hpp"
+#include "support/inspect_tool.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -162,11 +163,8 @@ TEST(LiveStore, ConcurrentViewsSeeConsistentRecords) {
 
 // mlbs-inspect --live (and --json) prints a running store's records with their states.
 TEST(LiveStore, InspectLive) {
-  const char* tool = std::getenv("MLBS_INSPECT");
-#ifdef MLBS_INSPECT_PATH
-  if (!tool || !*tool) tool = MLBS_INSPECT_PATH;
-#endif
-  if (!tool || !*tool) GTEST_SKIP() << "set MLBS_INSPECT to the mlbs-inspect binary";
+  const char* tool = mlbs::test::inspect_tool();
+  if (!tool) GTEST_SKIP() << "set MLBS_INSPECT to the mlbs-inspect binary";
   TempDir dir;
   const mlbs::Config cfg = config(dir, mlbs::Durability::persistent);
   mlbs::Runtime rt(cfg);

@@ -25,6 +25,7 @@
 #include "catalog/journal.hpp"
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
+#include "support/inspect_tool.hpp"
 #include "support/temp_dir.hpp"
 #include "tiers/directory/directory_backend.hpp"
 #include "tiers/directory/io_select.hpp"
@@ -883,11 +884,8 @@ TEST(Persistent, EraseBeforeFlushSurvivesACrash) {
 
 // mlbs-inspect (path in $MLBS_INSPECT, else the one built beside this suite) prints the catalog, verifies files, and exits 1 on a corrupted one, 2 on bad usage.
 TEST(PersistentInspect, ListsVerifiesAndReportsCorruption) {
-  const char* tool = std::getenv("MLBS_INSPECT");
-#ifdef MLBS_INSPECT_PATH
-  if (!tool || !*tool) tool = MLBS_INSPECT_PATH;
-#endif
-  if (!tool || !*tool) GTEST_SKIP() << "set MLBS_INSPECT to the mlbs-inspect binary";
+  const char* tool = mlbs::test::inspect_tool();
+  if (!tool) GTEST_SKIP() << "set MLBS_INSPECT to the mlbs-inspect binary";
   TempDir dir;
   {
     mlbs::Runtime rt(persistent(dir));
