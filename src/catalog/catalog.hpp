@@ -51,6 +51,11 @@ class Catalog {
   auto records() {
     return std::views::transform(records_, [](auto& kv) -> Record& { return *kv.second; });
   }
+  /// Live records of one store, without a copy (the map must not change while iterating).
+  auto records_in(std::uint32_t store) {
+    return records() | std::views::filter([store](const Record& r) { return r.store == store; });
+  }
+  /// The same, copied: for loops that take records out of the catalog.
   std::vector<Record*> records_of(std::uint32_t store);
   std::size_t size() const noexcept { return records_.size(); }
   /// Bytes of the live records (persistent: all owed to the last tier).

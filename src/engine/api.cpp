@@ -286,7 +286,7 @@ std::vector<std::uint64_t> Engine::ids(std::uint32_t store) {
   raise_pending();
   store_ref(store);
   std::vector<std::uint64_t> out;
-  for (const Record* r : catalog_.records_of(store)) out.push_back(r->id);
+  for (const Record& r : catalog_.records_in(store)) out.push_back(r.id);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -98,7 +98,7 @@ void Engine::go_live(std::uint32_t index) {
     std::fprintf(stderr, "mlbs: store '%s' runs without a live catalog: %s\n", s.name.c_str(), e.what());
   }
   if (!s.live) return;
-  for (const Record* r : catalog_.records_of(index)) publish(*r);
+  for (const Record& r : catalog_.records_in(index)) publish(r);
   touch();
 }
 
@@ -159,7 +159,7 @@ void Engine::close_store(std::uint32_t index) noexcept {
   // Wait (bounded) for in-flight copies and queued removals of this store.
   const auto deadline = Clock::now() + std::chrono::milliseconds(cfg_.shutdown_timeout_ms);
   auto settled = [&] {
-    if (!catalog_.records_of(index).empty() || catalog_.retiring_any(index)) return false;
+    if (!catalog_.records_in(index).empty() || catalog_.retiring_any(index)) return false;
     // Queued removals include the last tier's journal erases: the store (and
     // its LOCK) must not be let go before they are done.
     for (const Op& op : removals_)
@@ -209,10 +209,10 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
     }
     owed.clear();
     bool moving = false;
-    for (const Record* r : catalog_.records_of(store)) {
-      if (r->gen > limit || r->journaled) continue;
-      owed.push_back(r);
-      moving = moving || !(r->avoid & bit(last()));
+    for (const Record& r : catalog_.records_in(store)) {
+      if (r.gen > limit || r.journaled) continue;
+      owed.push_back(&r);
+      moving = moving || !(r.avoid & bit(last()));
     }
     if (owed.empty()) return true;
     // Every record still owed has failed on the last tier, or the helpers
@@ -293,10 +293,10 @@ void Engine::flush(std::uint32_t store) {
     // that said it was full is asked again: one that came back (space
     // freed, a transient error) makes them durable now.
     bool retry = std::exchange(tiers_[last()].full_latched, false);
-    for (Record* r : catalog_.records_of(store))
-      if (r->write_failure && !r->error && r->copies != 0) {
-        r->avoid &= ~bit(last());
-        r->write_failure = nullptr;
+    for (Record& r : catalog_.records_in(store))
+      if (r.write_failure && !r.error && r.copies != 0) {
+        r.avoid &= ~bit(last());
+        r.write_failure = nullptr;
         retry = true;
       }
     if (retry) {

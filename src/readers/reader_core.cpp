@@ -44,8 +44,9 @@ struct ReaderCore::Impl {
   std::vector<std::string> why;
   catalog::TierMask readable_tiers = 0;
 
+  /// `tier`: the file tier whose copy the error is about (it has a backend), or none.
   ErrorContext ctx(std::optional<std::uint64_t> id, int tier = -1) const {
-    return {store, id, tier > 0 ? tiers[tier] ? tiers[tier]->label() : fmt::format("tier {}", tier) : std::string()};
+    return {store, id, tier > 0 ? tiers[tier]->label() : std::string()};
   }
   bool readable(const RecordView& r) const {
     return r.state != RecordState::erased && (r.copies & readable_tiers) != 0;
@@ -176,7 +177,7 @@ void ReaderCore::read(std::uint64_t id, std::byte* out, std::size_t bytes, std::
                                           r.size, bytes, elem),
                               m.ctx(id));
     std::exception_ptr failure;
-    bool corrupt = false;
+    int corrupt = -1;  ///< the tier whose copy did not match the checksum
     for (std::size_t t = 1; t < m.tiers.size(); ++t) {
       if (!(r.copies & catalog::bit(static_cast<int>(t))) || !m.tiers[t]) continue;
       try {
@@ -184,7 +185,7 @@ void ReaderCore::read(std::uint64_t id, std::byte* out, std::size_t bytes, std::
         const std::uint64_t digest =
             tiers::transfer({nullptr, reader.get()}, {out, nullptr}, r.size, nullptr, r.has_checksum);
         if (!r.has_checksum || digest == r.checksum) return;
-        corrupt = true;  // torn or replaced under us: another copy, or another round
+        corrupt = static_cast<int>(t);  // torn or replaced under us: another copy, or another round
       } catch (const Error&) {
         failure = std::current_exception();  // gone meanwhile (moved, erased): the catalog will say
       }
@@ -194,8 +195,8 @@ void ReaderCore::read(std::uint64_t id, std::byte* out, std::size_t bytes, std::
     const bool changed = !now || now->generation != r.generation || now->copies != r.copies ||
                          now->state == RecordState::erased;
     if (changed) continue;
-    if (corrupt)
-      throw CorruptionError(EBADMSG, "the record's copy does not match the writer's checksum", m.ctx(id));
+    if (corrupt > 0)
+      throw CorruptionError(EBADMSG, "the record's copy does not match the writer's checksum", m.ctx(id, corrupt));
     std::rethrow_exception(failure);
   }
   throw IoError(EAGAIN, fmt::format("the record moved {} times while being read", kRounds), m.ctx(id));

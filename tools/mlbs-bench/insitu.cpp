@@ -29,8 +29,6 @@ std::uint64_t now_ns() {
           .count());
 }
 
-constexpr const char* kStore = "snapshots";  // the store MlbsMode writes
-
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -54,7 +52,7 @@ class ReaderMode final : public Mode {
     const std::string count = std::to_string(plan.snapshots);
     std::vector<char*> argv = {const_cast<char*>("mlbs-bench"), const_cast<char*>("--insitu-reader"),
                                const_cast<char*>(spec.c_str()), const_cast<char*>(durability.c_str()),
-                               const_cast<char*>(kStore),   const_cast<char*>(count.c_str()),
+                               const_cast<char*>(kSnapshotStore), const_cast<char*>(count.c_str()),
                                const_cast<char*>("3"),      nullptr};
     const int err = ::posix_spawn(&pid_, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);

@@ -191,7 +191,7 @@ class MlbsMode final : public Mode {
     if (cfg.tiers.size() == 3) names_.push_back("fast");
     names_.push_back("slow");
     rt_ = std::make_unique<mlbs::Runtime>(cfg);   // under MPI: collective over MPI_COMM_WORLD
-    store_ = std::make_unique<mlbs::Store<float>>(*rt_, "snapshots", points_);
+    store_ = std::make_unique<mlbs::Store<float>>(*rt_, kSnapshotStore, points_);
   }
 
   float* buffer() override { return store_->data(); }

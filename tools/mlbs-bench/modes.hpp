@@ -68,6 +68,9 @@ std::string describe_mode(const std::string& mode);
 std::string mode_unavailable(const std::string& mode, const Options& o);
 
 /// Where a run keeps its files: one folder per tier it uses.
+/// The store modes mlbs, writebehind and reader write their snapshots to.
+inline constexpr const char* kSnapshotStore = "snapshots";
+
 struct RunDirs {
   std::filesystem::path fast;   ///< empty without --fast
   std::filesystem::path slow;
