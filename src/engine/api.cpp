@@ -28,15 +28,15 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
     throw DuplicateIdError(EEXIST, "record already written (erase it before writing it again)",
                            ctx(store, id));
   const std::uint64_t slot_bytes = detail::round_up_block(bytes);  // never less than bytes
-  if (slot_bytes > pool_.capacity())
+  if (slot_bytes > mem_->capacity())
     throw CapacityError(ENOSPC,
-                        bytes > pool_.capacity()
+                        bytes > mem_->capacity()
                             ? fmt::format("record of {} is larger than the DRAM budget of {}", format_bytes(bytes),
-                                          format_bytes(pool_.capacity()))
+                                          format_bytes(mem_->capacity()))
                             : fmt::format("record of {} needs a DRAM slot of {} (slots are whole {}-byte blocks) "
                                           "and the DRAM budget is {}: give tier 0 at least {}",
                                           format_bytes(bytes), format_bytes(slot_bytes), detail::kBlockAlign,
-                                          format_bytes(pool_.capacity()), format_bytes(slot_bytes)),
+                                          format_bytes(mem_->capacity()), format_bytes(slot_bytes)),
                         {s.name, id, "tier 0 (memory)"});
   if (persistent()) {
     // Every accepted record owes the last tier a copy: one that its quota
@@ -70,7 +70,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   for (;;) {
     refresh_placement();
     if (make_dram_room(bytes)) {
-      block = pool_.allocate(bytes);
+      block = mem_->allocate_slot(bytes);
       if (block) break;
     }
     if (idle_version_ == version_ && inflight_ == 0) {
@@ -99,7 +99,6 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
     counters_.write_block_ns += ns_between(wait_start, wait_end);
     ++counters_.write_stalls;
   }
-  note_peak(0);
   lock.unlock();
   const bool tracing = trace::enabled();
   if (tracing && waited)
@@ -122,9 +121,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   note(*r, -1, 0);
   ++counters_.writes;
   counters_.copy_ns += copy_ns;
-  TierStats& mem = tiers_[0].stats;
-  mem.bytes_in += bytes;
-  ++mem.ops_in;
+  mem_->count_transfer(true, bytes);
   publish(catalog_.insert(std::move(r)));
   touch();
 }
@@ -179,8 +176,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
     finish_read(*r, release);
     return size;
   }
-  tiers_[0].stats.bytes_out += r->size;
-  ++tiers_[0].stats.ops_out;
+  mem_->count_transfer(false, r->size);
   // O(1) delivery: hand the slot itself to the store when no one else needs it.
   const bool can_take = !r->busy && r->pins == 0 && buf.capacity() == r->slot.capacity() &&
                         (release || (persistent() && r->journaled));
@@ -188,7 +184,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
     detail::Block taken = std::move(r->slot);
     r->copies &= ~bit(0);
     note(*r, 0, -1);
-    pool_.exchange(taken.capacity(), std::move(buf));
+    mem_->exchange_slot(taken.capacity(), std::move(buf));
     buf = std::move(taken);
     ++counters_.buffer_swaps;
     if (release) {
@@ -231,7 +227,6 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
   const std::string space = space_for(owner, src);
   const std::string store_name = owner.name;
   const bool verify = cfg_.checksums && r.has_checksum;
-  begin_busy(src);
   lock.unlock();
   const auto start = Clock::now();
   std::exception_ptr err;
@@ -239,9 +234,11 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
     if (buf.capacity() < r.size) buf = detail::Block::allocate(r.size);
     auto reader = tiers_[src].backend->open({space, r.id, r.gen, store_name}, r.size);
     const std::uint64_t digest = tiers::transfer({nullptr, reader.get()}, {buf.data(), nullptr}, r.size, nullptr, verify);
-    if (verify && digest != r.checksum)
+    if (verify && digest != r.checksum) {
+      tiers_[src].backend->count_error();
       throw CorruptionError(EBADMSG, "checksum mismatch on a direct read",
                             {store_name, r.id, tiers_[src].backend->label()});
+    }
   } catch (...) {
     err = std::current_exception();
   }
@@ -254,15 +251,11 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
   }
   lock.lock();
   r.busy = false;
-  TierStats& st = tiers_[src].stats;
-  end_busy(src);
   if (err) {
     settle(r);
     touch();
     std::rethrow_exception(err);
   }
-  st.bytes_out += r.size;
-  ++st.ops_out;
   ++counters_.direct_reads;
 }
 
@@ -317,9 +310,8 @@ Stats Engine::stats() {
     for (int t = 0; t <= last(); ++t)
       if (r.copies & bit(t)) ++copies[t];
   }
-  for (std::size_t t = 0; t < tiers_.size(); ++t) {
-    TierStats ts = tiers_[t].stats;
-    ts.used_bytes = t == 0 ? pool_.used_bytes() : tiers_[t].used;
+  for (int t = 0; t <= last(); ++t) {
+    TierStats ts = tier_stats(t);
     ts.records = copies[t];
     s.tiers.push_back(ts);
   }

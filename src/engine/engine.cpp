@@ -24,44 +24,51 @@
 #include "tiers/registry.hpp"
 
 namespace mlbs::engine {
-namespace {
-
-const Config& validated(const Config& cfg) {
-  cfg.validate();
-  return cfg;
-}
-
-}  // namespace
-
 // ============================================================================
 // construction and shutdown
 // ============================================================================
 
 Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
-    : cfg_(std::move(cfg)), group_(std::move(group)), pool_(validated(cfg_).tiers[0].capacity_bytes) {
+    : cfg_(std::move(cfg)), group_(std::move(group)) {
+  cfg_.validate();
   tiers_.resize(cfg_.tiers.size());
-  for (std::size_t t = 0; t < cfg_.tiers.size(); ++t) {
+  for (int t = 0; t <= last(); ++t) {
     TierState& ts = tiers_[t];
     ts.stats.kind = cfg_.tiers[t].kind;
     ts.stats.path = cfg_.tiers[t].path;
     ts.stats.capacity_bytes = cfg_.tiers[t].capacity_bytes;
-    if (t == 0) continue;
+    if (t == 0) {
+      // The memory tier: a registered backend like the others, holding the slot pool.
+      ts.backend = tiers::make_backend(0, cfg_.tiers[0], group_.get());
+      mem_ = dynamic_cast<tiers::MemoryBackend*>(ts.backend.get());
+      if (!mem_) throw ConfigError("tiers[0].kind", "the first tier must be the memory tier");
+      continue;
+    }
     // Config::page_cache lets every file tier use the page cache; the backend
     // reads its own tier's flag.
     Tier desc = cfg_.tiers[t];
     desc.page_cache = desc.page_cache || cfg_.page_cache;
     if (!desc.layout) desc.layout = tiers::hooks::test_layout().value_or(cfg_.layout);
-    ts.backend = tiers::make_backend(static_cast<int>(t), desc, group_.get());
+    auto backend = tiers::make_backend(t, desc, group_.get());
     // The last tier of a persistent runtime holds persistent spaces; a tier
     // that shares one file among spaces (mpiio) picks the file by it.
-    ts.backend->probe(static_cast<int>(t) == last() ? cfg_.durability : Durability::scratch);
-    // A shared tier above the last one (a node's burst buffer) is one budget
-    // for the node's ranks; the last tier's capacity stays per rank.
-    if (group_ && desc.shared && desc.capacity_bytes && static_cast<int>(t) < last())
-      ts.quota = group_->share(static_cast<int>(t), desc.capacity_bytes);
-    auto io = ts.backend->io_path();  // settled by probe(): io_uring or pread, and why
+    backend->probe(t == last() ? cfg_.durability : Durability::scratch);
+    auto io = backend->io_path();  // settled by probe(): io_uring or pread, and why
     ts.stats.io_backend = std::move(io.backend);
     ts.stats.io_fallback = std::move(io.fallback);
+    // The budget wraps the rest, outermost. A shared tier above the last one
+    // (a node's burst buffer) is one budget for the node's ranks; the last
+    // tier's capacity stays per rank.
+    std::unique_ptr<core::SharedQuota> node;
+    if (group_ && desc.shared && desc.capacity_bytes && t < last()) node = group_->share(t, desc.capacity_bytes);
+    if (desc.capacity_bytes) {
+      const std::uint64_t own_limit = node ? 0 : desc.capacity_bytes;
+      auto quota = std::make_unique<tiers::QuotaBackend>(std::move(backend), own_limit, std::move(node));
+      ts.quota = quota.get();
+      ts.node = quota->node_budget();
+      backend = std::move(quota);
+    }
+    ts.backend = std::move(backend);
   }
   if (cfg_.schedule.kind == Schedule::Kind::explicit_order)
     for (std::uint32_t i = 0; i < cfg_.schedule.order.size(); ++i)
@@ -93,8 +100,8 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
   // Node-shared tiers: another rank's new demand changes this rank's share;
   // replan then, even if this rank is idle (it may hold bytes it must lend back).
   for (TierState& ts : tiers_)
-    if (ts.quota)
-      ts.quota->watch([this] {
+    if (ts.node)
+      ts.node->watch([this] {
         Lock lock(mu_);
         if (!stopping_) touch();
       });
@@ -129,8 +136,7 @@ void Engine::shutdown() noexcept {
   if (!state_cv_.wait_until(lock, deadline, [&] { return inflight_ == 0; })) {
     std::fprintf(stderr, "mlbs: shutdown: %u transfer%s still in flight after %u ms: cancelled\n", inflight_,
                  inflight_ == 1 ? "" : "s", cfg_.shutdown_timeout_ms);
-    for (TierState& ts : tiers_)
-      if (ts.backend) ts.backend->cancel();
+    for (TierState& ts : tiers_) ts.backend->cancel();
   }
   lock.unlock();
   for (auto& h : helpers_)
@@ -155,12 +161,15 @@ void Engine::shutdown() noexcept {
   // the runtime must not make a collective call later, alone. Unlocked: a
   // quota's watcher takes the lock, and its destructor joins the watcher.
   std::vector<std::unique_ptr<core::SharedQuota>> quotas;
-  for (TierState& ts : tiers_) quotas.push_back(std::move(ts.quota));
+  for (TierState& ts : tiers_)
+    if (ts.quota) {
+      ts.node = nullptr;
+      quotas.push_back(ts.quota->take_node_budget());
+    }
   state_cv_.notify_all();
   lock.unlock();
   quotas.clear();
-  for (TierState& ts : tiers_)
-    if (ts.backend) ts.backend->shutdown();
+  for (TierState& ts : tiers_) ts.backend->shutdown();
 }
 
 // ============================================================================
@@ -175,8 +184,7 @@ void Engine::touch() {
     for (StoreState& s : catalog_.stores()) {
       if (!s.live) continue;
       for (int t = 0; t <= last(); ++t)
-        s.live->publish_tier(static_cast<std::size_t>(t), tiers_[t].stats,
-                             t == 0 ? pool_.used_bytes() : tiers_[t].used);
+        s.live->publish_tier(static_cast<std::size_t>(t), tier_stats(t), tiers_[t].backend->used());
       s.live->notify();
     }
   }
@@ -218,8 +226,7 @@ ErrorContext Engine::ctx(std::uint32_t store, std::uint64_t id) const {
 
 ErrorContext Engine::ctx(const Record& r, int tier) const {
   ErrorContext c{catalog_.store(r.store).name, r.id, {}};
-  if (tier == 0) c.tier = "tier 0 (memory)";
-  if (tier > 0) c.tier = tiers_[tier].backend->label();
+  if (tier >= 0) c.tier = tiers_[tier].backend->label();
   return c;
 }
 
@@ -259,47 +266,35 @@ bool Engine::removal_pending(int tier, const std::string& space, std::uint64_t i
   });
 }
 
-void Engine::begin_busy(int t) {
-  if (tiers_[t].active++ == 0) tiers_[t].active_since = Clock::now();
-}
-
-void Engine::end_busy(int t) {
-  if (--tiers_[t].active == 0)
-    tiers_[t].stats.busy_ns += elapsed_ns(tiers_[t].active_since);
-}
-
-void Engine::busy_tiers(const Op& op, bool begin) {
-  auto one = [&](int t) {
-    if (t > 0) begin ? begin_busy(t) : end_busy(t);
-  };
-  if (op.kind == Op::Kind::remove) return one(op.tier);
-  one(op.src);
-  if (op.dst != op.src) one(op.dst);
-}
-
-void Engine::note_peak(int t) {
-  const std::uint64_t used = t == 0 ? pool_.used_bytes() : tiers_[t].used;
-  tiers_[t].stats.peak_used_bytes = std::max(tiers_[t].stats.peak_used_bytes, used);
+TierStats Engine::tier_stats(int t) const {
+  TierStats s = tiers_[t].stats;
+  const tiers::Usage u = tiers_[t].backend->usage();
+  s.used_bytes = u.used_bytes;
+  s.peak_used_bytes = u.peak_used_bytes;
+  s.bytes_in = u.bytes_in;
+  s.bytes_out = u.bytes_out;
+  s.ops_in = u.ops_in;
+  s.ops_out = u.ops_out;
+  s.busy_ns = u.busy_ns;
+  s.errors = u.errors;
+  return s;
 }
 
 std::uint64_t Engine::tier_free(int t) const {
   const TierState& ts = tiers_[t];
-  if (t == 0) return pool_.free_bytes();
   if (ts.full_latched) return 0;
-  if (ts.quota) {
+  if (ts.node) {
     // The share placement planned with: it changes only with a new version,
-    // which replans; acquire() checks the current one.
-    const std::uint64_t limit = ts.quota_limit;
-    return std::min(limit > ts.used ? limit - ts.used : 0, ts.quota->node_free());
+    // which replans; reserve() checks the current one.
+    const std::uint64_t used = ts.backend->used();
+    return std::min(ts.quota_limit > used ? ts.quota_limit - used : 0, ts.node->node_free());
   }
-  const std::uint64_t cap = cfg_.tiers[t].capacity_bytes;
-  if (cap == 0) return std::numeric_limits<std::uint64_t>::max();
-  return cap > ts.used ? cap - ts.used : 0;
+  return ts.backend->room();
 }
 
 bool Engine::take(int t, std::uint64_t bytes) {
   TierState& ts = tiers_[t];
-  if (ts.quota && !ts.quota->acquire(bytes)) {
+  if (!ts.backend->reserve(bytes)) {
     // Another rank took the room placement counted on: plan again with what
     // is free now (the record goes elsewhere) rather than wait for an event
     // of this rank's that may never come.
@@ -307,24 +302,19 @@ bool Engine::take(int t, std::uint64_t bytes) {
     ++version_;
     return false;
   }
-  ts.used += bytes;
-  if (ts.quota) ts.node_free_seen -= std::min(bytes, ts.node_free_seen);  // our own take is no news
-  note_peak(t);
+  if (ts.node) ts.node_free_seen -= std::min(bytes, ts.node_free_seen);  // our own take is no news
   return true;
 }
 
 void Engine::give(int t, std::uint64_t bytes) {
   TierState& ts = tiers_[t];
-  ts.used -= bytes;
-  if (ts.quota) {
-    ts.quota->release(bytes);
-    ts.node_free_seen += bytes;
-  }
+  ts.backend->release(bytes);
+  if (ts.node) ts.node_free_seen += bytes;
 }
 
 bool Engine::shared_quota_moved() const {
   for (const TierState& ts : tiers_)
-    if (ts.quota && (ts.quota->version() != ts.quota_version || ts.quota->node_free() != ts.node_free_seen))
+    if (ts.node && (ts.node->version() != ts.quota_version || ts.node->node_free() != ts.node_free_seen))
       return true;
   return false;
 }

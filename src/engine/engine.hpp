@@ -27,11 +27,12 @@
 #include "catalog/records.hpp"
 #include "core/group.hpp"
 #include "engine/policies/view.hpp"
-#include "engine/slot_pool.hpp"
 #include "mlbs/config.hpp"
 #include "mlbs/detail/block.hpp"
 #include "mlbs/stats.hpp"
 #include "tiers/backend.hpp"
+#include "tiers/memory/memory_backend.hpp"
+#include "tiers/wrappers/quota.hpp"
 
 namespace mlbs::engine {
 
@@ -87,20 +88,23 @@ class Engine {
     int tier = -1;           ///< remove: the tier of the copy
   };
   struct TierState {
-    std::unique_ptr<tiers::Backend> backend;  ///< null for the memory tier
-    std::uint64_t used = 0;                   ///< file tiers; memory uses the pool
+    /// The tier's backend, outermost layer first (quota, throttle, faults,
+    /// device); it keeps the tier's Usage. Tier 0 is the memory backend.
+    std::unique_ptr<tiers::Backend> backend;
     /// The device said ENOSPC: placement sends nothing more until room comes
     /// free there (a removal on it completes) or, for the last tier, flush() asks again.
     bool full_latched = false;
     bool wb_active = false;                   ///< water-mark hysteresis
-    unsigned active = 0;                      ///< transfers in flight on this tier
-    std::chrono::steady_clock::time_point active_since;  ///< when `active` last left 0
+    /// What the engine itself counts (stalls, records too large) and the
+    /// tier's description; the rest of TierStats comes from the backend's Usage.
     TierStats stats;
-    /// Shared tiers under MPI: the node-wide budget this rank takes from.
-    std::unique_ptr<core::SharedQuota> quota;
-    std::uint64_t quota_version = 0;  ///< quota->version() at the last placement
-    std::uint64_t node_free_seen = 0; ///< quota->node_free() at the last placement
-    std::uint64_t quota_limit = 0;    ///< quota->limit() at the last placement (acquire re-checks it)
+    /// Shared tiers under MPI: the node-wide budget this rank takes from
+    /// (owned by the tier's quota wrapper).
+    tiers::QuotaBackend* quota = nullptr;
+    core::SharedQuota* node = nullptr;
+    std::uint64_t quota_version = 0;  ///< node->version() at the last placement
+    std::uint64_t node_free_seen = 0; ///< node->node_free() at the last placement
+    std::uint64_t quota_limit = 0;    ///< node->limit() at the last placement (acquire re-checks it)
     std::uint64_t demand = 0;         ///< bytes placement would put here, last published
   };
 
@@ -145,12 +149,8 @@ class Engine {
   /// Another rank of the node changed what it asks of a shared tier, or took
   /// room placement counted on: placement must be redone.
   bool shared_quota_moved() const;
-  void note_peak(int tier);
-  /// Busy time is the union of the intervals with a transfer in flight, not
-  /// the sum of transfer times: concurrent helpers must not count twice.
-  void begin_busy(int tier);
-  void end_busy(int tier);
-  void busy_tiers(const Op& op, bool begin);
+  /// One tier's TierStats: the backend's Usage with the engine's own counts.
+  TierStats tier_stats(int tier) const;
   bool removal_pending(int tier, const std::string& space, std::uint64_t id, std::uint64_t gen) const;
   void drop_copy(Record& r, int tier);
   void retire(Record& r);       ///< out of the catalog now; copies go once no one uses it
@@ -193,9 +193,9 @@ class Engine {
   mutable std::mutex mu_;
   std::condition_variable_any work_cv_;   ///< helpers wait here
   std::condition_variable_any state_cv_;  ///< application calls wait here
-  SlotPool pool_;
   std::vector<TierState> tiers_;
-  /// Stores and records (after pool_: records' slots go home before it goes).
+  tiers::MemoryBackend* mem_ = nullptr;  ///< tier 0's backend: the slot pool
+  /// Stores and records (after tiers_: records' slots go home before the pool goes).
   catalog::Catalog catalog_;
   std::vector<Record*> ranked_;       ///< soonest next use first
   std::vector<policies::TierView> tier_views_;  ///< view()'s storage

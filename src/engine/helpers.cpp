@@ -40,7 +40,6 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
       continue;
     }
     ++inflight_;
-    busy_tiers(*op, true);
     lock.unlock();
     const auto start = Clock::now();
     std::exception_ptr err;
@@ -53,7 +52,6 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
     if (trace::enabled()) trace_op(*op, start, end, err != nullptr);
     lock.lock();
     --inflight_;
-    busy_tiers(*op, false);
     complete(*op, err);
     touch();
   }
@@ -89,14 +87,17 @@ void Engine::execute(Op& op, detail::Block& staging) {
     op.checksum = expected = digest;
     op.computed_checksum = true;
   }
-  if (verify && digest != expected)
+  if (verify && digest != expected) {
+    tiers_[op.src].backend->count_error();  // the backend read what was there: the copy is bad
     throw CorruptionError(EBADMSG, fmt::format("checksum mismatch: read {:016x}, catalog {:016x}", digest, expected),
                           {op.store_name, r.id, tiers_[op.src].backend->label()});
+  }
   if (writer) writer->commit(op.persist);
   if (op.persist) {
     try {
       op.journal->append({catalog::JournalEntry::Op::put, r.id, r.gen, size, expected});
     } catch (...) {
+      tiers_[op.dst].backend->count_error();  // the copy cannot be made durable
       // No entry names the copy (append cuts a partial one): take it back
       // rather than leave it for the next recovery to find.
       try {
@@ -140,7 +141,6 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   if (op.kind == Op::Kind::remove) {
     removing_.erase({op.tier, op.space, op.id, op.gen});
     if (err) {
-      ++tiers_[op.tier].stats.errors;
       pending_errors_.push_back(err);
     } else if (std::exchange(tiers_[op.tier].full_latched, false)) {
       ranking_dirty_ = true;  // room came free on a device that said it was full: try it again
@@ -156,14 +156,9 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     r.checksum = op.checksum;
     r.has_checksum = true;
   }
-  auto count = [&](int t, bool in, std::uint64_t bytes) {
-    TierStats& st = tiers_[t].stats;
-    (in ? st.bytes_in : st.bytes_out) += bytes;
-    ++(in ? st.ops_in : st.ops_out);
-  };
   if (err) {
     if (op.dst == 0)
-      pool_.release(std::move(op.block));
+      mem_->release_slot(std::move(op.block));
     else
       give(op.dst, r.size);
     int code = 0;
@@ -178,8 +173,6 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       source_failed = op.src > 0 && e.context().tier == tiers_[op.src].backend->label();
     } catch (...) {
     }
-    if (source_failed) ++tiers_[op.src].stats.errors;
-    else if (op.dst > 0) ++tiers_[op.dst].stats.errors;
     // Another copy may still be good: forget the bad one and go on.
     if (source_failed && (r.copies & ~bit(op.src))) {
       drop_copy(r, op.src);
@@ -212,8 +205,9 @@ void Engine::complete(Op& op, std::exception_ptr err) {
         pending_errors_.push_back(err);
     }
   } else {
-    count(op.dst, true, r.size);
-    if (op.src >= 0) count(op.src, false, r.size);
+    // File tiers count their own traffic; DRAM's slots are addressed directly.
+    if (op.dst == 0) mem_->count_transfer(true, r.size);
+    if (op.src == 0) mem_->count_transfer(false, r.size);
     r.copies |= bit(op.dst);
     note(r, op.src, op.dst);
     if (op.dst == 0) {

@@ -46,7 +46,7 @@ void Engine::refresh_placement() {
   // DRAM keeps headroom for the writes in progress (at least one record), so
   // a writer finds a clean slot to take instead of waiting for a copy down.
   const std::uint64_t headroom = std::max(pending_bytes_, last_write_bytes_);
-  const std::uint64_t mem_target = pool_.capacity() > headroom ? pool_.capacity() - headroom : 0;
+  const std::uint64_t mem_target = mem_->capacity() > headroom ? mem_->capacity() - headroom : 0;
   std::vector<std::uint64_t> caps(tiers_.size(), 0);
   for (int t = 1; t <= last(); ++t) {
     const Tier& d = cfg_.tiers[t];
@@ -55,14 +55,15 @@ void Engine::refresh_placement() {
     // mark is how full placement may fill it (headroom for bursts).
     if (!persistent() && d.capacity_bytes && d.high_water < 1.0)
       caps[t] = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(d.capacity_bytes * d.high_water));
-    if (tiers_[t].full_latched) caps[t] = std::max<std::uint64_t>(1, tiers_[t].used);
-    if (TierState& ts = tiers_[t]; ts.quota) {
+    TierState& ts = tiers_[t];
+    if (ts.full_latched) caps[t] = std::max<std::uint64_t>(1, ts.backend->used());
+    if (ts.node) {
       // This rank's fair share of the node's budget, and no more than the
       // node has left: what other ranks hold is not ours to place into.
-      ts.quota_version = ts.quota->version();
-      ts.node_free_seen = ts.quota->node_free();
-      ts.quota_limit = ts.quota->limit();
-      caps[t] = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.used + ts.node_free_seen));
+      ts.quota_version = ts.node->version();
+      ts.node_free_seen = ts.node->node_free();
+      ts.quota_limit = ts.node->limit();
+      caps[t] = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
     }
   }
   const policies::Placement p = policies::place(items, mem_target, caps);
@@ -75,17 +76,17 @@ void Engine::refresh_placement() {
   // the node's ranks divide the budget by what each needs.
   for (int t = 1; t < last(); ++t) {
     TierState& ts = tiers_[t];
-    if (!ts.quota) continue;
+    if (!ts.node) continue;
     std::uint64_t demand = 0;
     for (const Record* r : ranked_)
       if (!r->want_mem && (r->dir_target >= t || r->dir_target < 0)) demand += r->size;
     if (demand != ts.demand) {
       ts.demand = demand;
-      ts.quota->publish_demand(demand);
-      ts.quota_version = ts.quota->version();
+      ts.node->publish_demand(demand);
+      ts.quota_version = ts.node->version();
       // Our own new demand moves our share: place again with it (the demand
       // does not depend on the share, so the next pass settles).
-      if (ts.quota->limit() != ts.quota_limit) {
+      if (ts.node->limit() != ts.quota_limit) {
         ranking_dirty_ = true;
         ++version_;  // helpers plan again before they rest
       }
@@ -99,7 +100,7 @@ void Engine::refresh_placement() {
       if (policies::dirty_on(*r, t, last(), persistent())) dirty[t] += r->size;
   for (int t = 0; t < last(); ++t) {
     const Tier& d = cfg_.tiers[t];
-    const std::uint64_t cap = t == 0 ? pool_.capacity() : d.capacity_bytes;
+    const std::uint64_t cap = t == 0 ? mem_->capacity() : d.capacity_bytes;
     tiers_[t].wb_active = policies::write_behind_active(tiers_[t].wb_active, dirty[t], cap, d.high_water, d.low_water);
   }
 }
@@ -119,7 +120,7 @@ bool Engine::make_dram_room(std::size_t bytes) {
   auto drops = policies::dram_room(view(), bytes, ranked_.size());
   if (!drops) return false;
   apply(*drops);
-  return pool_.fits(bytes);
+  return mem_->fits(bytes);
 }
 
 void Engine::drop_copy(Record& r, int t) {
@@ -127,7 +128,7 @@ void Engine::drop_copy(Record& r, int t) {
   note(r, t, -1);
   publish(r);
   if (t == 0) {
-    pool_.release(std::move(r.slot));
+    mem_->release_slot(std::move(r.slot));
   } else {
     give(t, r.size);
     Op rm;
@@ -215,10 +216,9 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
   if (dst > 0 && removal_pending(dst, op.dst_space, r.id, r.gen)) return std::nullopt;
   if (op.persist) op.journal = st.journal;
   if (dst == 0) {
-    auto block = pool_.allocate(r.size);
+    auto block = mem_->allocate_slot(r.size);
     if (!block) return std::nullopt;
     op.block = std::move(*block);
-    note_peak(0);
   } else if (!take(dst, r.size)) {
     return std::nullopt;
   }

@@ -124,7 +124,7 @@ void Engine::recover(std::uint32_t index) {
     r->journaled = true;
     r->last_use = catalog_.tick();
     note(*r, last(), last());
-    tiers_[last()].used += e.size;
+    tiers_[last()].backend->adopt(e.size);
     catalog_.insert(std::move(r));
   }
   s.journal = std::make_shared<catalog::Journal>(found.journal_path, found.journal_valid_bytes);
@@ -152,7 +152,7 @@ void Engine::close_store(std::uint32_t index) noexcept {
     if (persistent() && r->journaled) {
       // Forget it here; its journaled last-tier copy stays on disk.
       r->copies &= ~bit(last());
-      tiers_[last()].used -= r->size;
+      tiers_[last()].backend->release(r->size);
     }
     retire(*r);
   }
@@ -279,7 +279,7 @@ void Engine::throw_not_durable(std::uint32_t store, std::vector<const Record*> o
     throw CapacityError(ENOSPC,
                         fmt::format("{}; the persistent tier's quota of {} holds {} already (erase records or "
                                     "raise the quota)",
-                                    what, format_bytes(cap), format_bytes(tiers_[last()].used)),
+                                    what, format_bytes(cap), format_bytes(tiers_[last()].backend->used())),
                         where);
   throw IoError(EIO, fmt::format("{}; no helper can copy them to the persistent tier", what), where);
 }

@@ -1,9 +1,11 @@
 // mlbs — the small interface every storage tier below DRAM implements.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,9 +41,23 @@ class ObjectReader {
   virtual void read(std::uint64_t offset, std::byte* data, std::size_t bytes) = 0;
 };
 
-/// Public non-virtual methods check arguments and label errors with the tier;
-/// the private virtuals do the I/O (DESIGN §6). Wrappers (throttle, faults,
-/// tracing) derive from Backend and forward to an inner one.
+/// What a tier holds and has moved, kept by Backend's public layer so that
+/// every kind and wrapper is accounted alike (TierStats is made from it).
+struct Usage {
+  std::uint64_t used_bytes = 0;       ///< room taken now (reserve - release)
+  std::uint64_t peak_used_bytes = 0;
+  std::uint64_t bytes_in = 0;         ///< written into the tier (what reached the device)
+  std::uint64_t bytes_out = 0;        ///< read out of it
+  std::uint64_t ops_in = 0;           ///< objects committed
+  std::uint64_t ops_out = 0;          ///< objects read whole
+  std::uint64_t busy_ns = 0;          ///< time with at least one object open or removal running
+  std::uint64_t errors = 0;           ///< operations that failed (at most one per object)
+};
+
+/// Public non-virtual methods check arguments, label errors with the tier and
+/// keep its Usage; the private virtuals do the I/O (DESIGN §6). Wrappers
+/// (quota, throttle, faults) derive from Backend and forward to an inner one;
+/// the outermost one's Usage is the tier's.
 class Backend {
  public:
   Backend(int index, Tier desc);
@@ -66,14 +82,32 @@ class Backend {
   void create_space(const std::string& space) { do_create_space(space); }
   /// Removes a space and everything left in it (scratch clean-up).
   void remove_space(const std::string& space) noexcept { do_remove_space(space); }
-  std::unique_ptr<ObjectWriter> create(const ObjectRef& ref, std::uint64_t size) {
-    return do_create(ref, size);
-  }
-  std::unique_ptr<ObjectReader> open(const ObjectRef& ref, std::uint64_t size) {
-    return do_open(ref, size);
-  }
+  /// The tier is busy from create/open until the writer/reader is destroyed;
+  /// bytes count as they pass, the op when a writer commits or a reader has
+  /// read the whole object; a failure counts one error per object.
+  std::unique_ptr<ObjectWriter> create(const ObjectRef& ref, std::uint64_t size);
+  std::unique_ptr<ObjectReader> open(const ObjectRef& ref, std::uint64_t size);
   /// Removing an object that is not there is not an error.
-  void remove(const ObjectRef& ref) { do_remove(ref); }
+  void remove(const ObjectRef& ref);
+
+  // --- accounting (thread-safe) ---
+  /// Takes `bytes` of the tier's room for a copy about to be made; false
+  /// (nothing taken) when the tier's budget (a quota wrapper) has no room.
+  bool reserve(std::uint64_t bytes);
+  /// Gives back room taken by reserve() or adopt().
+  void release(std::uint64_t bytes);
+  /// Counts bytes already on the tier (a recovered store's records): never refused.
+  void adopt(std::uint64_t bytes);
+  /// Bytes reserve() could take now: unbounded unless a budget says otherwise.
+  std::uint64_t room() const { return do_room(); }
+  std::uint64_t used() const;
+  Usage usage() const;
+  /// A failure found above the backend (a copy that failed verification, a
+  /// journal entry that could not be written for it) counts against the tier.
+  void count_error();
+  /// Traffic that does not pass through object streams (the memory tier's
+  /// slots, which the engine addresses directly): `in` = into the tier.
+  void count_transfer(bool in, std::uint64_t bytes);
   /// (id, generation) of every object stored in a space, in no particular
   /// order: recovery removes those its journal does not name.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> list(const std::string& space) const {
@@ -106,8 +140,18 @@ class Backend {
 
  protected:
   Durability durability() const noexcept { return durability_; }
+  /// For budgets kept elsewhere (the memory tier's slot pool): the room now taken.
+  void set_used(std::uint64_t bytes);
 
  private:
+  class CountingWriter;
+  class CountingReader;
+  friend class CountingWriter;
+  friend class CountingReader;
+  using Clock = std::chrono::steady_clock;
+  void begin_busy();
+  void end_busy(std::uint64_t bytes, bool in, bool whole, bool failed);
+
   virtual void do_probe() = 0;
   virtual void do_create_space(const std::string& space) = 0;
   virtual void do_remove_space(const std::string& space) noexcept = 0;
@@ -118,6 +162,10 @@ class Backend {
   /// Default: the objects of the directory layouts (record files, log indexes) under space_path().
   virtual std::vector<std::pair<std::uint64_t, std::uint64_t>> do_list(const std::string& space) const;
   virtual IoPath do_io_path() const { return {}; }
+  /// A budget's say: may `bytes` more be taken / are they given back.
+  virtual bool do_reserve(std::uint64_t) { return true; }
+  virtual void do_release(std::uint64_t) {}
+  virtual std::uint64_t do_room() const;
   virtual void do_shutdown() noexcept {}
   virtual void do_cancel() noexcept {}
 
@@ -125,6 +173,11 @@ class Backend {
   Tier desc_;
   std::string label_;
   Durability durability_ = Durability::scratch;
+
+  mutable std::mutex acct_mu_;  // a few increments per object, never held across I/O
+  Usage usage_;
+  unsigned active_ = 0;         ///< objects open and removals running
+  Clock::time_point active_since_;
 };
 
 }  // namespace mlbs::tiers

@@ -7,6 +7,7 @@
 
 #include "mlbs/features.hpp"
 #include "tiers/directory/io_select.hpp"
+#include "tiers/memory/memory_backend.hpp"
 #if MLBS_HAVE_MPI
 #include "tiers/mpiio/mpiio_backend.hpp"
 #endif
@@ -21,6 +22,10 @@ struct Registry {
   std::map<std::string, Factory> factories;
   Registry() {
     // Built-in kinds; optional ones (mpiio, cuda) register when compiled in.
+    // "memory" is tier 0: the DRAM slot pool.
+    factories["memory"] = [](int index, const Tier& desc, const core::Group*) {
+      return std::make_unique<MemoryBackend>(index, desc);
+    };
     // "directory" is io_uring + O_DIRECT or pread, as desc.io_backend says.
     factories["directory"] = [](int index, const Tier& desc, const core::Group*) {
       return make_directory_backend(index, desc);

@@ -1,6 +1,6 @@
 // Tests of the DRAM slot pool: the memory tier's byte budget, its 4096-aligned
 // arena extents, coalescing, the fragmentation fallback and the O(1) exchange
-// (src/engine/slot_pool.*, include/mlbs/detail/block.hpp).
+// (src/tiers/memory/slot_pool.*, include/mlbs/detail/block.hpp).
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -9,14 +9,14 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/slot_pool.hpp"
+#include "tiers/memory/slot_pool.hpp"
 #include "mlbs/detail/block.hpp"
 
 namespace {
 
 using mlbs::detail::Block;
 using mlbs::detail::kBlockAlign;
-using mlbs::engine::SlotPool;
+using mlbs::tiers::SlotPool;
 
 constexpr std::size_t kPage = kBlockAlign;
 

@@ -35,6 +35,8 @@ class CancellableWait {
   bool cancelled_ = false;
 };
 
+/// Budgets (reserve, release, room) are not forwarded: a tier's budget is its
+/// outermost layer (the quota wrapper), whose Usage is the tier's.
 class WrappedBackend : public Backend {
  public:
   explicit WrappedBackend(std::unique_ptr<Backend> inner)

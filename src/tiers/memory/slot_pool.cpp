@@ -1,4 +1,4 @@
-#include "engine/slot_pool.hpp"
+#include "tiers/memory/slot_pool.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
 
-namespace mlbs::engine {
+namespace mlbs::tiers {
 
 using detail::Block;
 using detail::round_up_block;
@@ -154,4 +154,4 @@ void SlotPool::exchange(std::size_t capacity, Block replacement) noexcept {
   }
 }
 
-}  // namespace mlbs::engine
+}  // namespace mlbs::tiers

@@ -10,7 +10,7 @@
 
 #include "mlbs/detail/block.hpp"
 
-namespace mlbs::engine {
+namespace mlbs::tiers {
 
 /// Accounting and memory for the memory tier. One pre-faulted arena of the
 /// budget is carved into 4096-aligned extents (best fit, coalescing on free).
@@ -59,4 +59,4 @@ class SlotPool {
   std::uint64_t spare_bytes_ = 0;
 };
 
-}  // namespace mlbs::engine
+}  // namespace mlbs::tiers
