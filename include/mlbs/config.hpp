@@ -24,6 +24,13 @@ enum class Layout {
                     ///< index (log-<n>.idx): a handful of files however many records
 };
 
+/// What a writer keeps for in-transit readers (docs/readers.md, "Retention").
+enum class ReaderRetention {
+  none,        ///< "none": readers read what placement leaves on file tiers
+  until_read,  ///< "until-read": every write is copied to a file tier at once and kept on
+               ///< the fastest one with room until a reader has read it
+};
+
 /// One storage layer. Tiers are ordered fastest first; the first must be a
 /// `memory` tier (the DRAM slot pool), the last one is the persistent tier.
 struct Tier {
@@ -114,9 +121,14 @@ struct Config {
   /// readers (docs/live-catalog.md). Costs a few atomic stores per change.
   bool live_catalog = true;
   static constexpr unsigned max_live_records = 1u << 24;
-  /// Records a store's live catalog can show at once (64 bytes of shared
+  /// Records a store's live catalog can show at once (128 bytes of shared
   /// memory each, touched as used); more are counted as not shown. 1..max_live_records.
   unsigned live_records = 1u << 16;
+  /// until_read: writes go to a file tier at once (readers cannot read DRAM)
+  /// and stay on the fastest one with room until a reader has read them;
+  /// read ones make way. Costs early copies and moves down (Stats::retention_*).
+  /// Needs live_catalog.
+  ReaderRetention reader_retention = ReaderRetention::none;
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.
   static Config from_file(const std::string& path);
@@ -151,6 +163,9 @@ IoBackend parse_io_backend(std::string_view text, const std::string& field = "io
 std::string to_string(Layout layout);
 /// The inverse of to_string(Layout) ("file" too); throws ConfigError naming `field`.
 Layout parse_layout(std::string_view text, const std::string& field = "layout");
+std::string to_string(ReaderRetention r);
+/// The inverse of to_string(ReaderRetention); throws ConfigError naming `field`.
+ReaderRetention parse_reader_retention(std::string_view text, const std::string& field = "reader_retention");
 /// 1536 -> "1.5 KiB".
 std::string format_bytes(std::uint64_t bytes);
 

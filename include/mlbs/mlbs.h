@@ -73,6 +73,9 @@ int mlbs_reader_ids(const mlbs_reader_t* r, uint64_t* ids, size_t cap, size_t* c
 int mlbs_reader_wait(const mlbs_reader_t* r, uint64_t id, uint64_t timeout_ms);
 /* Bytes of readable record `id`. */
 int mlbs_reader_size(const mlbs_reader_t* r, uint64_t id, size_t* bytes);
+/* When readable record `id` first reached a file tier (CLOCK_REALTIME, ns
+ * since the epoch): the reader's lag is now minus this. */
+int mlbs_reader_readable_since(const mlbs_reader_t* r, uint64_t id, uint64_t* unix_ns);
 /* Copies readable record `id` (exactly `bytes` long) into `buf`: its exact
  * bytes or -errno (-ENOENT erased meanwhile, -EAGAIN not readable yet). */
 int mlbs_reader_read(const mlbs_reader_t* r, uint64_t id, void* buf, size_t bytes);

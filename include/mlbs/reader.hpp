@@ -32,6 +32,7 @@ class ReaderCore {
   std::vector<std::uint64_t> ids() const;
   bool wait(std::uint64_t id, std::chrono::nanoseconds timeout) const;
   std::uint64_t size_bytes(std::uint64_t id) const;
+  std::chrono::system_clock::time_point readable_since(std::uint64_t id) const;
   void read(std::uint64_t id, std::byte* out, std::size_t bytes, std::size_t elem) const;
 
  private:
@@ -63,6 +64,9 @@ class Reader {
   }
   /// Elements of readable record `id`.
   std::size_t size(std::uint64_t id) const { return core_.size_bytes(id) / sizeof(T); }
+  /// When record `id` first reached a file tier, i.e. became readable (the
+  /// writer's clock; one node shares it): a reader's lag is now() - this.
+  std::chrono::system_clock::time_point readable_since(std::uint64_t id) const { return core_.readable_since(id); }
   /// Copies readable record `id` into `out`, which must hold exactly its
   /// elements: the exact bytes the writer wrote (checked against its
   /// checksum), from the fastest file tier holding it, or a typed error

@@ -53,6 +53,11 @@ struct Stats {
   std::uint64_t direct_reads = 0;     ///< reads served from a file tier: DRAM had no room to make
   std::uint64_t checksum_failures = 0;  ///< copies that failed verification (read back or at recovery)
   std::uint64_t live_records = 0;
+  /// Reader retention (Config::reader_retention, docs/readers.md): its cost.
+  std::uint64_t retention_copies = 0;  ///< writes copied to a file tier early, for readers
+  std::uint64_t retention_moves = 0;   ///< records moved down to leave their room to unread ones
+  std::uint64_t retention_bytes = 0;   ///< bytes of both
+  std::uint64_t awaiting_readers = 0;  ///< records no reader has read yet (now)
   std::vector<int> helper_cores;      ///< core each helper thread is pinned to; -1 = not pinned
 };
 

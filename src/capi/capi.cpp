@@ -410,6 +410,17 @@ int mlbs_reader_size(const mlbs_reader_t* r, uint64_t id, size_t* bytes) {
   });
 }
 
+int mlbs_reader_readable_since(const mlbs_reader_t* r, uint64_t id, uint64_t* unix_ns) {
+  constexpr const char* fn = "mlbs_reader_readable_since";
+  if (!r) return null_arg(fn, "r");
+  if (!unix_ns) return null_arg(fn, "unix_ns");
+  return guarded(fn, [&] {
+    *unix_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(r->core.readable_since(id).time_since_epoch()).count());
+    return 0;
+  });
+}
+
 int mlbs_reader_read(const mlbs_reader_t* r, uint64_t id, void* buf, size_t bytes) {
   constexpr const char* fn = "mlbs_reader_read";
   if (!r) return null_arg(fn, "r");

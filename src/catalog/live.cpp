@@ -52,16 +52,23 @@ long futex(A32* word, int op, std::uint32_t val, const timespec* timeout) {
 
 }  // namespace
 
-/// One record's slot: a seqlock over its fields. 64 bytes.
+/// One record's slot: a seqlock over the writer's fields, and one field that
+/// readers write (read_generation, outside the seqlock). Two cache lines.
 struct Slot {
   A32 seq;     ///< odd while the writer changes the slot
   A32 state;   ///< 0 = never used, else RecordState + 1
   A32 copies;  ///< TierMask
   A32 flags;   ///< bit 0: has_checksum
   A64 id, size, generation, checksum, updated_ns;
-  A64 reserved;
+  A64 filed_ns;  ///< when this generation first had a copy on a file tier (0: not yet)
+  /// The newest generation of this slot's id a reader has read whole: readers
+  /// raise it (compare-and-swap to a maximum), the writer only reads it. An
+  /// ack for an id's older write is below the new write's generation, so a
+  /// reused slot never looks read.
+  A64 read_generation;
+  A64 reserved[7];  ///< room for the next fields (stored size, codec) without a new layout
 };
-static_assert(sizeof(Slot) == 64);
+static_assert(sizeof(Slot) == 128);
 
 struct TierSlot {
   A64 used_bytes, peak_used_bytes, capacity_bytes, bytes_in, bytes_out, ops_in, ops_out, errors, records, busy_ns,
@@ -225,7 +232,13 @@ void Writer::publish(const Record& r, RecordState state) {
   }
   Slot& s = seg_->slots()[i];
   // A retired record's slot may already hold the id's next write: leave that one.
-  if (erased && s.generation.load(std::memory_order_relaxed) != r.gen) return;
+  const bool same_write = s.state.load(std::memory_order_relaxed) != 0 &&
+                          s.generation.load(std::memory_order_relaxed) == r.gen;
+  if (erased && !same_write) return;
+  const std::uint64_t now = unix_ns();
+  // A write's first copy on a file tier stamps filed_ns once (readers measure their lag from it).
+  std::uint64_t filed = same_write ? s.filed_ns.load(std::memory_order_relaxed) : 0;
+  if (!filed && !erased && (r.copies & ~bit(0))) filed = now;
   const std::uint32_t seq = s.seq.load(std::memory_order_relaxed);
   s.seq.store(seq + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -235,9 +248,17 @@ void Writer::publish(const Record& r, RecordState state) {
   s.checksum.store(r.checksum, std::memory_order_relaxed);
   s.flags.store(r.has_checksum ? 1u : 0u, std::memory_order_relaxed);
   s.copies.store(erased ? 0u : r.copies, std::memory_order_relaxed);
-  s.updated_ns.store(unix_ns(), std::memory_order_relaxed);
+  s.updated_ns.store(now, std::memory_order_relaxed);
+  s.filed_ns.store(filed, std::memory_order_relaxed);
   s.state.store(static_cast<std::uint32_t>(state) + 1, std::memory_order_relaxed);
   s.seq.store(seq + 2, std::memory_order_release);
+}
+
+bool Writer::read_by_reader(std::uint64_t id, std::uint64_t generation) {
+  const std::uint32_t i = find_slot(id, false);
+  if (i == slots_) return false;
+  const Slot& s = seg_->slots()[i];
+  return s.read_generation.load(std::memory_order_acquire) >= generation;
 }
 
 void Writer::publish_tier(std::size_t t, const TierStats& s, std::uint64_t used_bytes) {
@@ -361,10 +382,12 @@ std::optional<RecordView> read_slot(const Slot& s, int fd) {
     r.has_checksum = s.flags.load(std::memory_order_relaxed) & 1u;
     r.copies = s.copies.load(std::memory_order_relaxed);
     r.updated_ns = s.updated_ns.load(std::memory_order_relaxed);
+    r.filed_ns = s.filed_ns.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (s.seq.load(std::memory_order_relaxed) != before) continue;
     if (state == 0) return std::nullopt;
     r.state = static_cast<RecordState>(state - 1);
+    r.read = s.read_generation.load(std::memory_order_acquire) >= r.generation;
     return r;
   }
 }
@@ -380,6 +403,23 @@ std::optional<RecordView> View::find(std::uint64_t id) const {
     if (r->id == id) return r;
   }
   return std::nullopt;
+}
+
+void View::acknowledge(std::uint64_t id, std::uint64_t generation) {
+  const std::uint32_t n = seg_->slot_count;
+  Slot* slots = seg_->slots();
+  for (std::uint32_t k = 0, i = home(id, n); k < n; ++k, i = (i + 1) % n) {
+    const std::optional<RecordView> r = read_slot(slots[i], fd_);
+    if (!r) return;  // not published (any more): nothing to keep
+    if (r->id != id) continue;
+    // Raise, never lower: a late ack of an older write must not undo a newer one's.
+    A64& acked = slots[i].read_generation;
+    std::uint64_t seen = acked.load(std::memory_order_relaxed);
+    while (seen < generation && !acked.compare_exchange_weak(seen, generation, std::memory_order_release,
+                                                             std::memory_order_relaxed)) {
+    }
+    return;
+  }
 }
 
 std::vector<RecordView> View::records() const {

@@ -3,7 +3,7 @@
 // --live, in-transit readers) see them while the writer runs.
 //
 // Format (version kLiveVersion; a reader of another version gets a typed
-// error naming both): one Header, then `slot_count` Slots, an open-addressed
+// error naming both): one Header, then `slot_count` 128-byte Slots, an open-addressed
 // table keyed by record id (linear probing from a hash of the id; a slot once
 // used is never emptied again, only marked erased and reused, so a probe for
 // an id ends at the first never-used slot).
@@ -32,7 +32,7 @@
 
 namespace mlbs::catalog::live {
 
-inline constexpr std::uint32_t kLiveVersion = 1;
+inline constexpr std::uint32_t kLiveVersion = 2;  // 2: 128-byte slots, filed_ns and reader acks
 inline constexpr std::size_t kMaxTiers = 8;
 inline constexpr std::uint32_t kDefaultSlots = 1u << 16;
 
@@ -53,6 +53,8 @@ struct RecordView {
   RecordState state = RecordState::in_dram;
   TierMask copies = 0;
   std::uint64_t updated_ns = 0;  ///< CLOCK_REALTIME of the last change
+  std::uint64_t filed_ns = 0;    ///< CLOCK_REALTIME when this write first reached a file tier (0: not yet)
+  bool read = false;             ///< a reader has read this write whole (View::acknowledge)
 };
 
 /// What the header says of the writer and its store.
@@ -88,6 +90,9 @@ class Writer {
   void publish(const Record& r, RecordState state);
   /// Tier `t`'s counters (its used bytes given apart: the engine keeps them apart).
   void publish_tier(std::size_t t, const TierStats& s, std::uint64_t used_bytes);
+  /// Whether a reader has acknowledged reading write `generation` of `id`
+  /// (what reader retention waits for). A few loads; never waits.
+  bool read_by_reader(std::uint64_t id, std::uint64_t generation);
   /// Wakes readers waiting for a change (once per batch of publishes).
   void notify();
   const std::string& name() const noexcept { return name_; }
@@ -127,6 +132,10 @@ class View {
   std::vector<RecordView> records() const;
   std::vector<TierStats> tiers() const;
   std::uint64_t unpublished() const;
+  /// Tells the writer that write `generation` of `id` has been read whole
+  /// (reader retention then lets it leave the fast tier). The only store a
+  /// reader makes to the segment: one atomic in the record's slot, no lock.
+  void acknowledge(std::uint64_t id, std::uint64_t generation);
   /// A number that changes whenever the writer publishes.
   std::uint32_t changes() const;
   /// Sleeps until changes() differs from `seen` or `timeout` passes; true if it changed.

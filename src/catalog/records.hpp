@@ -50,6 +50,9 @@ struct Record {
   std::uint64_t rank = 0;
   bool want_mem = false;
   int dir_target = -1;
+  /// Reader retention: no reader has read this write yet (placement keeps it
+  /// on the fastest file tier with room).
+  bool for_readers = false;
 };
 
 struct StoreState {

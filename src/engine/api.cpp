@@ -307,6 +307,7 @@ Stats Engine::stats() {
   std::vector<std::uint64_t> copies(tiers_.size(), 0);
   for (const Record& r : catalog_.records()) {
     ++s.live_records;
+    if (r.for_readers) ++s.awaiting_readers;
     for (int t = 0; t <= last(); ++t)
       if (r.copies & bit(t)) ++copies[t];
   }

@@ -78,6 +78,7 @@ class Engine {
     bool move = false;       ///< drop the source copy afterwards
     bool persist = false;    ///< dst is the last tier of a persistent store: journal it
     bool prefetch = false, demand = false;
+    policies::Purpose why = policies::Purpose::demand_fetch;  ///< copies: the policy that decided it
     detail::Block block;     ///< destination slot when dst == 0
     std::uint64_t checksum = 0;  ///< computed by execute(), stored by complete()
     bool computed_checksum = false;

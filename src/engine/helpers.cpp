@@ -208,6 +208,16 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     // File tiers count their own traffic; DRAM's slots are addressed directly.
     if (op.dst == 0) mem_->count_transfer(true, r.size);
     if (op.src == 0) mem_->count_transfer(false, r.size);
+    // What reader retention costs: early copies for readers, and moves down
+    // (placement moves nothing down on its own but for a shrinking quota:
+    // with retention on, the unread records' claim on the fast tier is why).
+    if (op.why == policies::Purpose::for_readers) {
+      ++counters_.retention_copies;
+      counters_.retention_bytes += r.size;
+    } else if (op.why == policies::Purpose::move_down && cfg_.reader_retention != ReaderRetention::none) {
+      ++counters_.retention_moves;
+      counters_.retention_bytes += r.size;
+    }
     r.copies |= bit(op.dst);
     note(r, op.src, op.dst);
     if (op.dst == 0) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "catalog/live.hpp"
 #include "engine/policies/placement.hpp"
 #include "engine/policies/policies.hpp"
 #include "engine/policies/ranking.hpp"
@@ -31,8 +32,13 @@ void Engine::refresh_placement() {
   ranking_dirty_ = false;
   ranked_.clear();
   ranked_.reserve(catalog_.size());
+  const bool retention = cfg_.reader_retention == ReaderRetention::until_read;
   for (Record& r : catalog_.records()) {
     r.rank = rank_of(r);
+    // Reader retention: kept until a reader's acknowledgement shows in the
+    // store's live catalog (seen at the next planning pass).
+    const auto& live = catalog_.store(r.store).live;
+    r.for_readers = retention && live && !live->read_by_reader(r.id, r.gen);
     ranked_.push_back(&r);
   }
   std::sort(ranked_.begin(), ranked_.end(), [](const Record* a, const Record* b) {
@@ -42,7 +48,7 @@ void Engine::refresh_placement() {
   std::vector<policies::PlacementItem> items;
   items.reserve(ranked_.size());
   for (Record* r : ranked_)
-    items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, 0)});
+    items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, 0), r->for_readers});
   // DRAM keeps headroom for the writes in progress (at least one record), so
   // a writer finds a clean slot to take instead of waiting for a copy down.
   const std::uint64_t headroom = std::max(pending_bytes_, last_write_bytes_);
@@ -205,6 +211,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
   // File tiers hold one copy per record in scratch mode: moving between
   // them drops the source. DRAM copies and last-tier copies stay.
   op.move = src > 0 && dst > 0 && !(persistent() && src == last());
+  op.why = why;
   op.demand = why == policies::Purpose::demand_fetch;
   op.prefetch = why == policies::Purpose::prefetch_dram || why == policies::Purpose::prefetch_file;
   const StoreState& st = catalog_.store(r.store);

@@ -155,6 +155,15 @@ bool ReaderCore::wait(std::uint64_t id, std::chrono::nanoseconds timeout) const 
 
 std::uint64_t ReaderCore::size_bytes(std::uint64_t id) const { return impl_->entry(id).size; }
 
+std::chrono::system_clock::time_point ReaderCore::readable_since(std::uint64_t id) const {
+  const RecordView r = impl_->entry(id);
+  if (!r.filed_ns)
+    throw UnknownIdError(EAGAIN, "record not readable yet: it has not reached a file tier", impl_->ctx(id));
+  // filed_ns is CLOCK_REALTIME, which system_clock reads on Linux.
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(r.filed_ns)));
+}
+
 void ReaderCore::read(std::uint64_t id, std::byte* out, std::size_t bytes, std::size_t elem) const {
   const Impl& m = *impl_;
   // A record moves or goes between the catalog's word and the open: a few
@@ -184,7 +193,10 @@ void ReaderCore::read(std::uint64_t id, std::byte* out, std::size_t bytes, std::
         auto reader = m.tiers[t]->open({m.space_for(static_cast<int>(t)), id, r.generation, m.store}, r.size);
         const std::uint64_t digest =
             tiers::transfer({nullptr, reader.get()}, {out, nullptr}, r.size, nullptr, r.has_checksum);
-        if (!r.has_checksum || digest == r.checksum) return;
+        if (!r.has_checksum || digest == r.checksum) {
+          m.view->acknowledge(id, r.generation);  // reader retention may let it go now
+          return;
+        }
         corrupt = static_cast<int>(t);  // torn or replaced under us: another copy, or another round
       } catch (const Error&) {
         failure = std::current_exception();  // gone meanwhile (moved, erased): the catalog will say

@@ -438,6 +438,10 @@ static void test_persistent(const char* run) {
       CHECK(mlbs_reader_wait(r, 99, 10) == 0);
       /* its size is the record's */
       CHECK(mlbs_reader_size(r, 20, &bytes) == 0 && bytes == kRecordBytes);
+      /* it reached a file tier at some time since the epoch; a null out-parameter is -EINVAL */
+      uint64_t since = 0;
+      CHECK(mlbs_reader_readable_since(r, 20, &since) == 0 && since > 0);
+      CHECK(mlbs_reader_readable_since(r, 20, NULL) == -EINVAL);
       unsigned char* buf = malloc(kRecordBytes);
       if (buf) {
         /* it reads the exact bytes */

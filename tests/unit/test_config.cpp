@@ -64,7 +64,8 @@ class ConfigEnv : public ::testing::Test {
   static constexpr const char* kVars[] = {"MLBS_CONFIG",      "MLBS_TIERS",          "MLBS_SCHEDULE",
                                           "MLBS_DURABILITY",  "MLBS_HELPER_CORE",    "MLBS_HELPER_THREADS",
                                           "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK",       "MLBS_PAGE_CACHE",
-                                          "MLBS_LAYOUT",      "MLBS_LIVE_CATALOG",   "MLBS_LIVE_RECORDS"};
+                                          "MLBS_LAYOUT",      "MLBS_LIVE_CATALOG",   "MLBS_LIVE_RECORDS",
+                                          "MLBS_READER_RETENTION"};
   void SetUp() override {
     for (const char* name : kVars) {
       const char* value = std::getenv(name);
@@ -410,6 +411,21 @@ TEST(ConfigToml, ReadsLiveCatalogSettings) {
   const ConfigError e = config_error([] { Config::from_toml("\nlive_records = 0\n", "l.toml"); });
   EXPECT_EQ(e.field(), "live_records");
   EXPECT_EQ(e.line(), 2u);
+}
+
+// reader_retention reads none / until-read; another word names the field, line and accepted values; it needs the live catalog.
+TEST(ConfigToml, ReadsReaderRetention) {
+  EXPECT_EQ(Config{}.reader_retention, mlbs::ReaderRetention::none);
+  EXPECT_EQ(Config::from_toml("reader_retention = \"until-read\"").reader_retention,
+            mlbs::ReaderRetention::until_read);
+  const ConfigError bad = config_error([] { Config::from_toml("\nreader_retention = \"forever\"\n", "r.toml"); });
+  EXPECT_EQ(bad.field(), "reader_retention");
+  EXPECT_EQ(bad.line(), 2u);
+  EXPECT_NE(std::string(bad.what()).find("until-read"), std::string::npos) << bad.what();
+  const ConfigError off = config_error(
+      [] { Config::from_toml("live_catalog = false\nreader_retention = \"until-read\"\n", "r.toml"); });
+  EXPECT_EQ(off.field(), "reader_retention");
+  EXPECT_NE(std::string(off.what()).find("live_catalog"), std::string::npos) << off.what();
 }
 
 // page_cache is read at the top level (every file tier) and per [[tier]].
@@ -845,6 +861,14 @@ TEST_F(ConfigEnv, LiveCatalogVariables) {
   EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_LIVE_RECORDS");
   set("MLBS_LIVE_RECORDS", "99999999");
   EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_LIVE_RECORDS");
+}
+
+// MLBS_READER_RETENTION takes the TOML words; a bad one names the variable.
+TEST_F(ConfigEnv, ReaderRetentionVariable) {
+  set("MLBS_READER_RETENTION", "until-read");
+  EXPECT_EQ(Config::from_env().reader_retention, mlbs::ReaderRetention::until_read);
+  set("MLBS_READER_RETENTION", "always");
+  EXPECT_EQ(config_error([] { Config::from_env(); }).field(), "MLBS_READER_RETENTION");
 }
 
 // MLBS_PAGE_CACHE is a switch that overrides the file's page_cache.

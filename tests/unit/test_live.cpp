@@ -88,6 +88,45 @@ TEST(LiveCatalog, EraseAndRewriteOfAnId) {
   EXPECT_EQ(v->records().size(), 1u);
 }
 
+// A reader's acknowledgement reaches the writer for that write only: never lowered by a late older ack, never carried to the id's next write.
+TEST(LiveCatalog, ReaderAcknowledgementsArePerWrite) {
+  const WriterInfo info = identity("acks");
+  auto w = Writer::create(info, 16);
+  auto v = View::open(last_path(info), "acks", 0);
+  w->publish(rec(3, 4, bit(1)), RecordState::on_tier);
+  EXPECT_FALSE(w->read_by_reader(3, 4));
+  EXPECT_FALSE(v->find(3)->read);
+  v->acknowledge(3, 4);
+  EXPECT_TRUE(w->read_by_reader(3, 4));
+  EXPECT_TRUE(v->find(3)->read);
+  v->acknowledge(3, 2);  // a late ack of an older write
+  EXPECT_TRUE(w->read_by_reader(3, 4));
+  w->publish(rec(3, 4, bit(1)), RecordState::erased);
+  w->publish(rec(3, 9, bit(0)), RecordState::in_dram);  // the id written again
+  EXPECT_FALSE(w->read_by_reader(3, 9));
+  EXPECT_FALSE(v->find(3)->read);
+  v->acknowledge(42, 1);  // an id never published: nothing happens
+  EXPECT_FALSE(v->find(42));
+}
+
+// filed_ns is stamped when a write first has a file copy and kept while it moves; a new write of the id starts unfiled.
+TEST(LiveCatalog, FiledTimeIsTheFirstFileCopy) {
+  const WriterInfo info = identity("filed");
+  auto w = Writer::create(info, 16);
+  auto v = View::open(last_path(info), "filed", 0);
+  w->publish(rec(1, 1, bit(0)), RecordState::in_dram);
+  EXPECT_EQ(v->find(1)->filed_ns, 0u);
+  w->publish(rec(1, 1, bit(0) | bit(1)), RecordState::on_tier);
+  const std::uint64_t filed = v->find(1)->filed_ns;
+  EXPECT_GT(filed, 0u);
+  w->publish(rec(1, 1, bit(2)), RecordState::on_tier);  // moved down, DRAM copy dropped
+  EXPECT_EQ(v->find(1)->filed_ns, filed);
+  EXPECT_GE(v->find(1)->updated_ns, filed);
+  w->publish(rec(1, 1, bit(2)), RecordState::erased);
+  w->publish(rec(1, 2, bit(0)), RecordState::in_dram);
+  EXPECT_EQ(v->find(1)->filed_ns, 0u);
+}
+
 // Erased slots are reused by other ids, and a full table counts what it could not publish instead of failing.
 TEST(LiveCatalog, FullTableCountsUnpublishedRecords) {
   const WriterInfo info = identity("full");

@@ -197,4 +197,29 @@ TEST(Placement, MovingUpFreesTheRoomBelow) {
   EXPECT_EQ(p.dir_tier[0], 1);
   EXPECT_EQ(p.dir_tier[1], 2);
 }
+
+// Reader retention: unread records take the fast tier before residents keep theirs; the resident that loses its room moves down.
+TEST(Placement, RecordsKeptForReadersClaimTheFastTierFirst) {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
+      {4096, 4096, 0, 1},                  // read already, on the fast tier (full without the others)
+      {4096, 4096, 0, -1, /*retain=*/true},  // unread, later use: still takes the fast tier
+  };
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier[1], 1) << "the unread record did not get the fast tier";
+  EXPECT_EQ(p.dir_tier[0], 2) << "the read resident should make way";
+  ranked[1].retain = false;  // once read, the resident keeps its room as before
+  p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 2}));
+}
+
+// An unread record keeps the copy it has (no move up for readers), and retention never exceeds a tier's room.
+TEST(Placement, RecordsKeptForReadersKeepTheirCopyWithinRoom) {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
+      {4096, 4096, 0, 2, true},   // unread on the slow tier: stays there
+      {4096, 4096, 0, -1, true},  // unread: the fast tier
+      {4096, 4096, 0, -1, true},  // unread: the fast tier is full, the slow one
+  };
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1, 2}));
+}
 }  // namespace

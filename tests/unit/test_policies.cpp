@@ -334,4 +334,23 @@ TEST(Policies, NextAsksInPriorityOrder) {
   EXPECT_EQ(d->purpose, Purpose::drain_dram);
 }
 
+
+// Reader retention: an unread DRAM-only write gets its file copy at once, oldest first, with no water mark crossed.
+TEST(Policies, ForReadersCopiesUnreadWritesDownOldestFirst) {
+  Scene s(3);
+  s.add(bit(0), 1, true);                        // read (or retention off): stays in DRAM for now
+  s.add(bit(0), 1, true).for_readers = true;     // unread, gen 2
+  s.add(bit(0) | bit(1), 1).for_readers = true;  // unread but already on a file tier
+  Notes notes;
+  auto d = for_readers(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::for_readers);
+  EXPECT_EQ(d->record, 1u);
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 1);
+  EXPECT_FALSE(write_behind(s.view(), notes)) << "without retention nothing would go down yet";
+  s.records[1].for_readers = false;
+  EXPECT_FALSE(for_readers(s.view(), notes));
+}
 }  // namespace
+

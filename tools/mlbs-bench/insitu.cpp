@@ -100,7 +100,7 @@ class ReaderMode final : public Mode {
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
-    std::vector<double> lag_ms;
+    std::vector<double> lag_ms, filed_lag_ms;
     unsigned reads = 0, errors = 0;
     std::string first_error;
     std::istringstream lines(text);
@@ -109,9 +109,11 @@ class ReaderMode final : public Mode {
       char kind = 0;
       in >> kind;
       if (kind == 'R') {
-        std::uint64_t id = 0, seen = 0;
-        in >> id >> seen;
+        std::uint64_t id = 0, seen = 0, filed_lag_ns = 0;
+        double mean = 0;
+        in >> id >> seen >> mean >> filed_lag_ns;
         ++reads;
+        filed_lag_ms.push_back(double(filed_lag_ns) * 1e-6);
         if (id < written_ns_.size() && written_ns_[id] && seen >= written_ns_[id])
           lag_ms.push_back(double(seen - written_ns_[id]) * 1e-6);
       } else {
@@ -125,6 +127,9 @@ class ReaderMode final : public Mode {
                         {"lag_ms_p50", percentile(lag_ms, 0.50)},
                         {"lag_ms_p95", percentile(lag_ms, 0.95)},
                         {"lag_ms_max", percentile(lag_ms, 1.0)},
+                        {"lag_after_file_tier_ms_p50", percentile(filed_lag_ms, 0.50)},
+                        {"lag_after_file_tier_ms_p95", percentile(filed_lag_ms, 0.95)},
+                        {"lag_after_file_tier_ms_max", percentile(filed_lag_ms, 1.0)},
                         {"exit_status", WIFEXITED(status) ? WEXITSTATUS(status) : -1}};
     if (!first_error.empty()) j["first_error"] = first_error;
     return j;
@@ -163,13 +168,21 @@ int insitu_reader_main(int argc, char** argv) {
         continue;
       }
       const std::uint64_t seen = now_ns();
+      const auto seen_wall = std::chrono::system_clock::now();
       try {
+        // From the moment it reached a file tier (the writer's stamp) to the moment this reader saw it.
+        const auto since = r.readable_since(id);
+        const std::uint64_t filed_lag_ns =
+            seen_wall > since
+                ? static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(seen_wall - since).count())
+                : 0;
         snap.resize(r.size(id));
         r.read(id, std::span<float>(snap));
         double sum = 0;  // the analysis: the snapshot's mean
         for (float x : snap) sum += x;
-        std::fprintf(out, "R %llu %llu %.9g\n", static_cast<unsigned long long>(id),
-                     static_cast<unsigned long long>(seen), snap.empty() ? 0.0 : sum / double(snap.size()));
+        std::fprintf(out, "R %llu %llu %.9g %llu\n", static_cast<unsigned long long>(id),
+                     static_cast<unsigned long long>(seen), snap.empty() ? 0.0 : sum / double(snap.size()),
+                     static_cast<unsigned long long>(filed_lag_ns));
       } catch (const mlbs::Error& e) {
         std::fprintf(out, "E %llu %s\n", static_cast<unsigned long long>(id), e.what());
       }
@@ -198,9 +211,16 @@ void print_insitu(std::FILE* out, const std::vector<RunResult>& results) {
     }
     const nlohmann::json rd = with.extra.value("reader", nlohmann::json::object());
     std::fprintf(out, "  ratio %u #%u: reader read %u of %u snapshots, %u errors; lag after write(): p50 %.1f ms, "
-                      "p95 %.1f ms, max %.1f ms\n",
+                      "p95 %.1f ms, max %.1f ms; after reaching a file tier: p50 %.1f ms, p95 %.1f ms, max %.1f ms\n",
                  with.io_ratio, with.repeat, rd.value("reads", 0u), rd.value("expected", 0u), rd.value("errors", 0u),
-                 rd.value("lag_ms_p50", 0.0), rd.value("lag_ms_p95", 0.0), rd.value("lag_ms_max", 0.0));
+                 rd.value("lag_ms_p50", 0.0), rd.value("lag_ms_p95", 0.0), rd.value("lag_ms_max", 0.0),
+                 rd.value("lag_after_file_tier_ms_p50", 0.0), rd.value("lag_after_file_tier_ms_p95", 0.0),
+                 rd.value("lag_after_file_tier_ms_max", 0.0));
+    if (const auto copies = with.extra.value("retention_copies", std::uint64_t{0}); copies)
+      std::fprintf(out, "    reader retention: %llu early copies, %llu moves down, %s for the reader\n",
+                   static_cast<unsigned long long>(copies),
+                   static_cast<unsigned long long>(with.extra.value("retention_moves", std::uint64_t{0})),
+                   mlbs::format_bytes(with.extra.value("retention_bytes", std::uint64_t{0})).c_str());
     if (rd.contains("first_error"))
       std::fprintf(out, "    first error: %s\n", rd["first_error"].get<std::string>().c_str());
     if (alone)

@@ -237,6 +237,7 @@ struct Run {
                                   {"bandwidth_cap_bytes_per_s", o.slow.bandwidth_bytes_per_s}}},
                         {"durability", mlbs::to_string(o.durability)},
                         {"layout", mlbs::to_string(o.layout)},
+                        {"reader_retention", mlbs::to_string(o.reader_retention)},
                         {"read_order", plan.fifo ? "fifo" : "lifo"},
                         {"compute", o.compute ? "stencil" : "none"},
                         {"helper_threads", o.helper_threads},
@@ -293,7 +294,7 @@ int main(int argc, char** argv) {
 
   std::string workloads_s = "micro", modes_s, grid_s = "16MiB", dram_s = "64MiB", fast_s, slow_s, slow_bw_s,
               fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", layout_s = "file", check_s,
-              slow_kind_s = "directory";
+              slow_kind_s = "directory", retention_s = "none";
   Options o;
   unsigned io_ratio = 2;
   app.add_option("--workload", workloads_s, "micro|rtm|writeonly|readafterwrite, comma list")->capture_default_str();
@@ -326,6 +327,11 @@ int main(int argc, char** argv) {
                                       "append-only log per helper (the baselines write files)")
       ->capture_default_str()
       ->check(CLI::IsMember({"file", "file-per-record", "log"}));
+  app.add_option("--reader-retention", retention_s,
+                 "none|until-read: the mlbs modes' reader retention (docs/readers.md); with --workload insitu "
+                 "its cost shows in mode mlbs and its use in mode reader")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "until-read"}));
   app.add_option("--threads", o.threads, "OpenMP threads of the kernel (0 = OpenMP's default)")->capture_default_str()
       ->check(CLI::Range(0, 4096));
   app.add_option("--out", o.out_dir, "where the default tier folders live")->capture_default_str();
@@ -368,6 +374,7 @@ int main(int argc, char** argv) {
     o.compute = compute_s != "none";
     o.durability = durability_s == "persistent" ? mlbs::Durability::persistent : mlbs::Durability::scratch;
     o.layout = mlbs::parse_layout(layout_s, "--layout");
+    o.reader_retention = mlbs::parse_reader_retention(retention_s, "--reader-retention");
     o.slow_kind = slow_kind_s;
     if (!fast_s.empty()) o.fast = parse_dir_tier(fast_s, "--fast");
     o.slow.path = slow_s.empty() ? (fs::path(o.out_dir) / "slow").string() : slow_s;

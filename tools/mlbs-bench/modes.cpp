@@ -239,7 +239,10 @@ class MlbsMode final : public Mode {
                {"writebacks", st.writebacks},
                {"buffer_swaps", st.buffer_swaps},
                {"direct_reads", st.direct_reads},
-               {"checksum_failures", st.checksum_failures}};
+               {"checksum_failures", st.checksum_failures},
+               {"retention_copies", st.retention_copies},
+               {"retention_moves", st.retention_moves},
+               {"retention_bytes", st.retention_bytes}};
     return m;
   }
 
@@ -723,6 +726,7 @@ mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs
   cfg.durability = o.durability;
   cfg.layout = o.layout;
   cfg.helper_threads = o.helper_threads;
+  if (!writebehind) cfg.reader_retention = o.reader_retention;
   return cfg;
 }
 

@@ -42,6 +42,9 @@ struct Options {
   unsigned helper_threads = 2;
   mlbs::Durability durability = mlbs::Durability::scratch;
   mlbs::Layout layout = mlbs::Layout::file_per_record;  ///< mlbs's directory tiers (--layout)
+  /// The mlbs modes' Config::reader_retention (--reader-retention): what the
+  /// insitu workload's writer keeps for its reader, alone and with it.
+  mlbs::ReaderRetention reader_retention = mlbs::ReaderRetention::none;
   std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite of the baselines
   std::string out_dir = "./mlbs-bench-out";
   std::string json_path;

@@ -73,7 +73,9 @@ nlohmann::json as_json(const View& v, const std::vector<RecordView>& records) {
                      {"generation", r.generation},
                      {"state", catalog::to_string(r.state)},
                      {"tiers", tiers_of(r.copies)},
-                     {"updated_unix_ns", r.updated_ns}};
+                     {"updated_unix_ns", r.updated_ns},
+                     {"read_by_reader", r.read}};
+    if (r.filed_ns) e["filed_unix_ns"] = r.filed_ns;
     if (r.has_checksum) e["checksum"] = fmt::format("{:016x}", r.checksum);
     j["records"].push_back(std::move(e));
   }
@@ -104,13 +106,13 @@ std::string as_text(const View& v, const std::vector<RecordView>& records) {
                      v.unpublished() ? fmt::format("; {} not shown (live_records is too small)", v.unpublished())
                                      : std::string());
   if (!records.empty()) {
-    out += fmt::format("\n{:>12}  {:>10}  {:>8}  {:<18}  {:<8}  {:<16}  {}\n", "id", "size", "gen", "state", "tiers",
-                       "xxh3", "changed");
+    out += fmt::format("\n{:>12}  {:>10}  {:>8}  {:<18}  {:<8}  {:<4}  {:<16}  {}\n", "id", "size", "gen", "state",
+                       "tiers", "read", "xxh3", "changed");
     for (const RecordView& r : records) {
       std::string where;
       for (int t : tiers_of(r.copies)) where += (where.empty() ? "" : ",") + std::to_string(t);
-      out += fmt::format("{:>12}  {:>10}  {:>8}  {:<18}  {:<8}  {:<16}  {}\n", r.id, format_bytes(r.size), r.generation,
-                         to_string(r.state), where.empty() ? "-" : where,
+      out += fmt::format("{:>12}  {:>10}  {:>8}  {:<18}  {:<8}  {:<4}  {:<16}  {}\n", r.id, format_bytes(r.size),
+                         r.generation, to_string(r.state), where.empty() ? "-" : where, r.read ? "yes" : "-",
                          r.has_checksum ? fmt::format("{:016x}", r.checksum) : "-", when(r.updated_ns));
     }
   }

@@ -62,6 +62,9 @@ Config Config::from_env() {
     if (!n) at.fail(fmt::format("'{}' is not a record count", v));
     cfg.live_records = *n;
   });
+  apply("MLBS_READER_RETENTION", "reader_retention", [&](const std::string& v, const Where& at) {
+    cfg.reader_retention = parse_reader_retention_at(v, at);
+  });
   apply("MLBS_LAYOUT", "layout",
         [&](const std::string& v, const Where& at) { cfg.layout = parse_layout_at(v, at); });
 

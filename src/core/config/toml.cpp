@@ -80,6 +80,8 @@ class TomlReader {
         cfg.live_catalog = boolean(node, at);
       } else if (name == "live_records") {
         cfg.live_records = integer<unsigned>(node, at, 1, Config::max_live_records);
+      } else if (name == "reader_retention") {
+        cfg.reader_retention = parse_reader_retention_at(string(node, at), at);
       } else if (name == "tiers") {
         spec = &node;
         cfg.tiers = parse_tier_spec_at(string(node, at), at);
@@ -90,7 +92,7 @@ class TomlReader {
       } else {
         Where{name, source_, key.source().begin.line}.fail(
             "unknown key (expected schedule, durability, helper_core, helper_threads, checksums, layout, "
-            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, tiers or [[tier]])");
+            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, reader_retention, tiers or [[tier]])");
       }
     }
     if (spec && tables)

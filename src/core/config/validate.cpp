@@ -80,6 +80,10 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
     fail("helper_threads", fmt::format("{} is not between 1 and {}", cfg.helper_threads, Config::max_helper_threads));
   if (cfg.live_records < 1 || cfg.live_records > Config::max_live_records)
     fail("live_records", fmt::format("{} is not between 1 and {}", cfg.live_records, Config::max_live_records));
+  if (cfg.reader_retention != ReaderRetention::none && !cfg.live_catalog)
+    fail("reader_retention",
+         fmt::format("'{}' needs live_catalog = true (readers acknowledge their reads through it)",
+                     to_string(cfg.reader_retention)));
   if (cfg.helper_core < -2)
     fail("helper_core", fmt::format("{} is not a core (expected -1 for auto, -2 for none, or >= 0)", cfg.helper_core));
   if (cfg.io_chunk_bytes < 4096 || cfg.io_chunk_bytes % 4096 != 0 || cfg.io_chunk_bytes > (1ull << 30))

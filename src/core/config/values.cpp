@@ -250,6 +250,25 @@ Layout parse_layout(std::string_view text, const std::string& field) {
   return parse_layout_at(text, Where{field});
 }
 
+ReaderRetention configuration::parse_reader_retention_at(std::string_view text, const Where& where) {
+  const std::string_view s = trim(text);
+  if (s == "none") return ReaderRetention::none;
+  if (s == "until-read" || s == "until_read") return ReaderRetention::until_read;
+  where.fail(fmt::format("'{}' is not a reader retention (expected none or until-read)", s));
+}
+
+std::string to_string(ReaderRetention r) {
+  switch (r) {
+    case ReaderRetention::none: return "none";
+    case ReaderRetention::until_read: return "until-read";
+  }
+  return "invalid";
+}
+
+ReaderRetention parse_reader_retention(std::string_view text, const std::string& field) {
+  return parse_reader_retention_at(text, Where{field});
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   static constexpr std::array<std::string_view, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
   std::size_t unit = 0;

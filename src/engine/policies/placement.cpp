@@ -33,6 +33,21 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       mem_left -= it.mem_bytes;
     }
   }
+  // Reader retention: records no reader has read yet hold or take the
+  // fastest file room first (readers cannot read DRAM; the fast tier is where
+  // they read quickest), whatever their next use by the writer.
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const PlacementItem& it = ranked[i];
+    if (!it.retain) continue;
+    const std::size_t have = it.file_copy > 0 ? std::size_t(it.file_copy) : 0;
+    for (std::size_t t = 1; t < left.size(); ++t) {
+      if (have && t != have) continue;  // keep the copy it has, no move up
+      if (!usable(it, t)) continue;
+      take(t, it.bytes);
+      p.dir_tier[i] = static_cast<int>(t);
+      break;
+    }
+  }
   // File tiers: a record keeps the copy it has, soonest first while the tier
   // has room (a shrunken quota sends the latest ones down). Evicting a
   // resident to admit a sooner record would cost two transfers on the faster
@@ -40,7 +55,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const PlacementItem& it = ranked[i];
     const int t = it.file_copy;
-    if (t > 0 && static_cast<std::size_t>(t) < left.size() && usable(it, std::size_t(t))) {
+    if (!it.retain && t > 0 && static_cast<std::size_t>(t) < left.size() && usable(it, std::size_t(t))) {
       take(std::size_t(t), it.bytes);
       p.dir_tier[i] = t;
     }

@@ -15,6 +15,8 @@ struct PlacementItem {
   std::uint32_t avoid_mask = 0;  ///< tiers that failed for this record
   /// Fastest file tier already holding a copy, or -1 (see place()).
   int file_copy = -1;
+  /// Kept for readers (reader retention): claims file-tier room before the others.
+  bool retain = false;
 };
 
 struct Placement {
@@ -31,6 +33,10 @@ struct Placement {
 /// goes by rank: a record without a copy takes the fastest tier with room; a
 /// resident not held in DRAM moves up into it. A record larger than what is
 /// left of a tier skips it; so do avoided tiers.
+///
+/// Records to `retain` for readers go first: each keeps the file copy it has,
+/// or takes the fastest tier with room, before any other record is placed
+/// (residents that lose their room to them move down: retention's cost).
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity);
 

@@ -15,6 +15,7 @@ const char* to_string(Purpose p) noexcept {
     case Purpose::prefetch_dram: return "prefetch into DRAM";
     case Purpose::prefetch_file: return "prefetch between file tiers";
     case Purpose::persist: return "persist";
+    case Purpose::for_readers: return "for readers";
     case Purpose::write_behind: return "write-behind";
   }
   return "?";
@@ -171,6 +172,20 @@ std::optional<Decision> persist(const View& v, Notes& notes) {
   return std::nullopt;
 }
 
+std::optional<Decision> for_readers(const View& v, Notes& notes) {
+  std::optional<std::size_t> oldest;
+  for (std::size_t i = 0; i < v.ranked.size(); ++i) {
+    const Record& r = *v.ranked[i];
+    if (!r.for_readers || !idle(r) || r.copies != bit(0) || r.dir_target < 0) continue;
+    if (!oldest || r.gen < v.ranked[*oldest]->gen) oldest = i;
+  }
+  if (!oldest) return std::nullopt;
+  const Record& r = *v.ranked[*oldest];
+  if (auto drops = file_room(v, r.dir_target, r.size, *oldest, notes))
+    return copy(Purpose::for_readers, *oldest, 0, r.dir_target, std::move(*drops));
+  return std::nullopt;
+}
+
 std::optional<Decision> write_behind(const View& v, Notes& notes) {
   const bool over_mark = v.tiers[0].write_behind;
   if (!over_mark && v.flush_horizon == 0) return std::nullopt;
@@ -187,7 +202,7 @@ std::optional<Decision> write_behind(const View& v, Notes& notes) {
 std::optional<Decision> next(const View& v, Notes& notes) {
   using Policy = std::optional<Decision> (*)(const View&, Notes&);
   static constexpr Policy kInOrder[] = {demand_fetch,  drain_dram, file_tier_moves, prefetch_dram,
-                                        prefetch_file, persist,    write_behind};
+                                        prefetch_file, persist,    for_readers,     write_behind};
   for (Policy p : kInOrder)
     if (auto d = p(v, notes)) return d;
   return std::nullopt;

@@ -59,7 +59,10 @@ std::optional<Decision> prefetch_file(const View& v, Notes& notes);
 ///    generation is within the flush horizon, or a tier holding it is over
 ///    its high water mark) is copied to the last tier.
 std::optional<Decision> persist(const View& v, Notes& notes);
-/// 7. Write-behind: while DRAM is over its high water mark (or a flush asks),
+/// 7. Reader retention: a write no reader has read yet that is only in DRAM
+///    gets its file copy now, oldest write first (readers read file tiers).
+std::optional<Decision> for_readers(const View& v, Notes& notes);
+/// 8. Write-behind: while DRAM is over its high water mark (or a flush asks),
 ///    dirty DRAM records get their file copy, furthest next use first, so
 ///    their slots can be reclaimed at once.
 std::optional<Decision> write_behind(const View& v, Notes& notes);

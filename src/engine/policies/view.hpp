@@ -60,6 +60,7 @@ enum class Purpose {
   prefetch_dram,  ///< soonest-used records into DRAM ahead of their reads
   prefetch_file,  ///< records below their target file tier move up to it
   persist,        ///< durability: a copy on the last tier, oldest write first
+  for_readers,    ///< reader retention: an unread write's first file copy, for readers to read
   write_behind,   ///< a dirty DRAM record gets its file copy early
 };
 
