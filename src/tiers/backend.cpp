@@ -98,38 +98,29 @@ class Backend::CountingReader final : public ObjectReader {
   bool failed_ = false;
 };
 
-std::unique_ptr<ObjectWriter> Backend::create(const ObjectRef& ref, std::uint64_t size) {
+template <class F>
+auto Backend::while_busy(bool in, F&& operation) {
   begin_busy();
-  std::unique_ptr<ObjectWriter> inner;
   try {
-    inner = do_create(ref, size);
+    return operation();
   } catch (...) {
-    end_busy(0, true, false, true);
+    end_busy(0, in, false, true);
     throw;
   }
-  return std::make_unique<CountingWriter>(*this, std::move(inner));
+}
+
+std::unique_ptr<ObjectWriter> Backend::create(const ObjectRef& ref, std::uint64_t size) {
+  auto inner = while_busy(true, [&] { return do_create(ref, size); });
+  return std::make_unique<CountingWriter>(*this, std::move(inner));  // ends the busy interval when destroyed
 }
 
 std::unique_ptr<ObjectReader> Backend::open(const ObjectRef& ref, std::uint64_t size) {
-  begin_busy();
-  std::unique_ptr<ObjectReader> inner;
-  try {
-    inner = do_open(ref, size);
-  } catch (...) {
-    end_busy(0, false, false, true);
-    throw;
-  }
+  auto inner = while_busy(false, [&] { return do_open(ref, size); });
   return std::make_unique<CountingReader>(*this, std::move(inner), size);
 }
 
 void Backend::remove(const ObjectRef& ref) {
-  begin_busy();
-  try {
-    do_remove(ref);
-  } catch (...) {
-    end_busy(0, false, false, true);
-    throw;
-  }
+  while_busy(false, [&] { do_remove(ref); });
   end_busy(0, false, false, false);
 }
 

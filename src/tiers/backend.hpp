@@ -151,6 +151,9 @@ class Backend {
   using Clock = std::chrono::steady_clock;
   void begin_busy();
   void end_busy(std::uint64_t bytes, bool in, bool whole, bool failed);
+  /// Runs `operation` with the tier busy; a throw ends the interval as one error.
+  template <class F>
+  auto while_busy(bool in, F&& operation);
 
   virtual void do_probe() = 0;
   virtual void do_create_space(const std::string& space) = 0;
