@@ -90,3 +90,48 @@ TEST(BenchPacer, SynchronousTransferWaitsForTheCappedDevice) {
   mlbs_bench::Pacer::wait_until(p.reserve(50'000));
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50));
 }
+
+// --- the physical bound -------------------------------------------------------------------
+
+namespace {
+using mlbs_bench::model::Hierarchy;
+using mlbs_bench::model::least_io_s;
+constexpr std::uint64_t kMiB = 1ull << 20;
+}  // namespace
+
+// What DRAM holds never moves: no spill, no I/O time.
+TEST(PhysicalBound, NothingSpillsNothingMoves) {
+  const Hierarchy h{256 * kMiB, {{96 * kMiB, 1024.0 * kMiB}, {0, 200.0 * kMiB}}, false};
+  EXPECT_EQ(least_io_s(h, 256 * kMiB, 256 * kMiB), 0.0);
+}
+
+// The demo's micro point at ratio 8 (256 MiB written, 32 MiB DRAM, 96 MiB fast tier at 1 GiB/s, slow at 200 MiB/s): the fast tier takes all it holds, 128 MiB go through the slow tier both ways, 1.28 s.
+TEST(PhysicalBound, CapacityForcesTheRestThroughTheSlowTier) {
+  const Hierarchy h{32 * kMiB, {{96 * kMiB, 1024.0 * kMiB}, {0, 200.0 * kMiB}}, false};
+  EXPECT_NEAR(least_io_s(h, 256 * kMiB, 256 * kMiB), 2.0 * 128 / 200, 1e-6);
+}
+
+// With room on both, the split balances the tiers: each moves its share at its own speed in the same time.
+TEST(PhysicalBound, BestSplitBalancesTheTiers) {
+  const Hierarchy h{0, {{0, 300.0}, {0, 100.0}}, false};
+  // 400 bytes spill, round trip: 300 on the fast tier, 100 on the slow one, 2 s each.
+  EXPECT_NEAR(least_io_s(h, 400, 400), 2.0, 1e-9);
+}
+
+// Write-only runs move the spill one way; persistent runs owe the last tier every byte written.
+TEST(PhysicalBound, WriteOnlyAndPersistent) {
+  const Hierarchy scratch{100, {{0, 100.0}}, false};
+  EXPECT_NEAR(least_io_s(scratch, 300, 0), 2.0, 1e-9);
+  const Hierarchy persistent{100, {{0, 100.0}}, true};
+  EXPECT_NEAR(least_io_s(persistent, 300, 0), 3.0, 1e-9) << "all 300 bytes, not only the 200 spilled";
+  const Hierarchy two{100, {{1000, 1000.0}, {0, 100.0}}, true};
+  // The last tier takes 300 written whatever the split; the spill read back (200) is best read from the fast tier.
+  EXPECT_NEAR(least_io_s(two, 300, 300), 3.0, 1e-9);
+}
+
+// Tiers that cannot hold the spill, or none with a known bandwidth: undefined, 0.
+TEST(PhysicalBound, UndefinedIsZero) {
+  EXPECT_EQ(least_io_s(Hierarchy{0, {{100, 10.0}}, false}, 1000, 1000), 0.0);
+  EXPECT_EQ(least_io_s(Hierarchy{0, {{0, 0.0}}, false}, 1000, 1000), 0.0);
+  EXPECT_EQ(least_io_s(Hierarchy{0, {}, false}, 1000, 1000), 0.0);
+}

@@ -145,26 +145,28 @@ TEST(BenchReport, QuotaExceededFails) {
   EXPECT_FALSE(mentions(mlbs_bench::check_results(doc(rs)), "exceeds capacity_bytes"));
 }
 
-// Targets: blocking share, wall over the overlap bound, and the margin over the fastest other mode.
+// Targets: blocking share, wall over the physical bound (sync's kernel + mlbs's copy here: DRAM holds it all), and the margin over the fastest other mode.
 TEST(BenchTargets, ComputeBoundGroupIsEvaluated) {
-  std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.0, 6.0), result("micro", "mlbs", 4.2, 4.0, 3.0),
+  std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.0, 6.0), result("micro", "mlbs", 4.2, 4.1, 3.0),
                               result("micro", "pagecache", 5.0, 4.0, 3.0)};
   g[1].copy_s = 0.1;
-  g[1].write_block_s = 0.1;
-  g[1].read_block_s = 0.05;
+  g[1].write_block_s = 0.05;
+  g[1].read_block_s = 0.03;
   mlbs_bench::apply_model(g);
   const auto checks = mlbs_bench::evaluate_targets(g);
   ASSERT_EQ(checks.size(), 1u);
   const auto& c = checks[0];
-  EXPECT_TRUE(c.compute_bound);
-  EXPECT_DOUBLE_EQ(c.blocking_frac, 0.15 / 4.2);
-  EXPECT_DOUBLE_EQ(c.bound_ratio, 4.2 / 4.1);
+  EXPECT_TRUE(c.io_covered);
+  EXPECT_DOUBLE_EQ(g[1].least_io_s, 0.0) << "4096 bytes written fit the 4096-byte DRAM budget";
+  EXPECT_DOUBLE_EQ(g[1].physical_bound_s, 4.0 + 0.1) << "the group's least kernel time (sync's), not mlbs's own";
+  EXPECT_DOUBLE_EQ(c.blocking_frac, 0.08 / 4.2);
+  EXPECT_DOUBLE_EQ(c.physical_ratio, 4.2 / 4.1);
   EXPECT_EQ(c.best_other, "pagecache");
   EXPECT_DOUBLE_EQ(c.margin, 5.0 / 4.2);
-  EXPECT_TRUE(c.blocking_ok() && c.bound_ok() && c.faster_ok());
+  EXPECT_TRUE(c.met());
 }
 
-// Each target fails on its own threshold: 5% blocking, 10% over the bound, not faster.
+// Each target fails on its own threshold: 2% blocking where compute covers the I/O, 5% over the physical bound, not faster.
 TEST(BenchTargets, ThresholdsFail) {
   std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.0, 6.0), result("micro", "mlbs", 5.0, 4.0, 1.0),
                               result("micro", "writebehind", 4.9, 4.0, 1.0)};
@@ -174,17 +176,26 @@ TEST(BenchTargets, ThresholdsFail) {
   EXPECT_FALSE(c.blocking_ok());
   EXPECT_FALSE(c.bound_ok());
   EXPECT_FALSE(c.faster_ok());
+  EXPECT_FALSE(c.met());
   EXPECT_EQ(c.best_other, "writebehind");
 }
 
-// I/O time above compute marks the group I/O-bound; groups of other workloads do not mix.
+// Spilled bytes over a capped slow tier make the group I/O-bound: blocking is then no target, the bound is; groups of other workloads do not mix.
 TEST(BenchTargets, IoBoundAndGroupsApart) {
   std::vector<RunResult> g = {result("micro", "sync", 10.0, 1.0, 6.0), result("micro", "mlbs", 5.0, 1.0, 4.5),
                               result("rtm", "sync", 3.0, 1.0, 6.0)};
+  for (RunResult& r : g) {
+    r.bytes_written = r.bytes_read = 4096 + 4000;  // 4000 bytes more than DRAM holds
+    r.tiers[1].bandwidth_cap_bytes_per_s = 2000;   // 8000 bytes down and up: 4 s
+  }
+  g[1].write_block_s = 1.0;
   mlbs_bench::apply_model(g);
   const auto checks = mlbs_bench::evaluate_targets(g);
   ASSERT_EQ(checks.size(), 1u);
-  EXPECT_FALSE(checks[0].compute_bound);
+  EXPECT_FALSE(checks[0].io_covered);
+  EXPECT_TRUE(checks[0].blocking_ok());
+  EXPECT_NEAR(g[1].least_io_s, 4.0, 1e-9);
+  EXPECT_NEAR(checks[0].physical_ratio, 5.0 / 4.0, 1e-9);
   EXPECT_EQ(checks[0].best_other, "sync");
   EXPECT_DOUBLE_EQ(checks[0].margin, 2.0);
 }

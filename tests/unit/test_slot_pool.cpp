@@ -192,4 +192,41 @@ TEST(SlotPool, BlockOutlivesPool) {
   EXPECT_FALSE(static_cast<bool>(survivor));
 }
 
+// Slots handed out at once, before pre-faulting has come to them, keep every byte written into them while the pool pre-faults underneath.
+TEST(SlotPool, PrefaultingNeverChangesSlotContents) {
+  constexpr std::size_t kSlot = 4u << 20, kSlots = 8;
+  SlotPool pool(kSlots * kSlot);
+  std::vector<Block> held;
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    held.push_back(std::move(*pool.allocate(kSlot)));
+    std::memset(held.back().data(), int(0x11 * (i + 1)), kSlot);
+  }
+  pool.wait_prefaulted();
+  EXPECT_EQ(pool.prefaulted_bytes(), kSlots * kSlot);
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    const auto want = std::byte(static_cast<unsigned char>(0x11 * (i + 1)));
+    for (std::size_t off = 0; off < kSlot; off += kPage / 2)
+      ASSERT_EQ(held[i].data()[off], want) << "slot " << i << " offset " << off;
+  }
+}
+
+// A pool destroyed while it is still pre-faulting stops its thread and returns (a large budget, dropped at once).
+TEST(SlotPool, DestroyedWhilePrefaulting) {
+  for (int round = 0; round < 3; ++round) {
+    SlotPool pool(256u << 20);
+    auto b = pool.allocate(kPage);
+    ASSERT_TRUE(b);
+    b->data()[0] = std::byte{1};
+    pool.release(std::move(*b));
+  }
+  SUCCEED();
+}
+
+// An empty budget has nothing to pre-fault: waiting for it returns at once.
+TEST(SlotPool, EmptyPoolIsPrefaulted) {
+  SlotPool pool(0);
+  pool.wait_prefaulted();
+  EXPECT_EQ(pool.prefaulted_bytes(), 0u);
+}
 }  // namespace
+

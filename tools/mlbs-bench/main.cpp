@@ -176,6 +176,7 @@ struct Run {
         throw std::runtime_error(setup_error.empty() ? "another rank could not create its folders" : setup_error);
       const auto t0 = Clock::now();
       std::unique_ptr<Mode> m = make_mode(mode, plan, o, dirs);
+      r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
       const WorkloadResult w = run_workload(plan, o, *m);
       const auto tf = Clock::now();
       m->finish();
@@ -507,7 +508,7 @@ int main(int argc, char** argv) {
           group.back().reference_only = !sync_requested;
           for (const std::string& m : o.modes)
             if (m != "sync") group.push_back(run.run_one(plan, m, k));
-          apply_model(group);
+          apply_model(group, o.durability == mlbs::Durability::persistent);
           all.insert(all.end(), group.begin(), group.end());
         }
       }

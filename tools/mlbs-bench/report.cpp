@@ -21,6 +21,14 @@ std::string hex64(std::uint64_t v) {
 
 namespace {
 
+/// The times a run reports, by their JSON names: read back, summed over ranks as maxima.
+constexpr std::pair<const char*, double RunResult::*> kTimes[] = {
+    {"wall_s", &RunResult::wall_s},         {"kernel_s", &RunResult::kernel_s},
+    {"hash_s", &RunResult::hash_s},         {"copy_s", &RunResult::copy_s},
+    {"write_block_s", &RunResult::write_block_s}, {"read_block_s", &RunResult::read_block_s},
+    {"finish_s", &RunResult::finish_s},     {"read_phase_s", &RunResult::read_phase_s},
+    {"setup_s", &RunResult::setup_s}};
+
 std::vector<model::TierTraffic> traffic(const std::vector<TierReport>& tiers) {
   std::vector<model::TierTraffic> t;
   for (const TierReport& r : tiers) t.push_back({r.bytes_in, r.bytes_out, r.busy_s});
@@ -44,16 +52,52 @@ std::string rate(double bytes_per_s) {
 
 }  // namespace
 
-void apply_model(std::vector<RunResult>& group) {
+namespace {
+
+/// The hierarchy a run reports, when it has a memory tier first (the mlbs
+/// modes): its capacity, then per file tier its capacity and cap (or the
+/// bandwidth observed in the run where it has none).
+std::optional<model::Hierarchy> hierarchy_of(const RunResult& r, bool persistent) {
+  if (r.tiers.empty() || r.tiers.front().kind != "memory") return std::nullopt;
+  model::Hierarchy h;
+  h.dram_bytes = r.tiers.front().capacity_bytes;
+  h.persistent = persistent;
+  for (std::size_t t = 1; t < r.tiers.size(); ++t) {
+    const TierReport& tr = r.tiers[t];
+    const double bw = tr.bandwidth_cap_bytes_per_s
+                          ? double(tr.bandwidth_cap_bytes_per_s)
+                          : model::observed_bandwidth({tr.bytes_in, tr.bytes_out, tr.busy_s});
+    h.file_tiers.push_back({tr.capacity_bytes, bw});
+  }
+  return h;
+}
+
+}  // namespace
+
+void apply_model(std::vector<RunResult>& group, bool persistent) {
   const RunResult* ref = nullptr;
   for (const RunResult& r : group)
     if (r.mode == "sync" && r.error.empty()) ref = &r;
   const double ref_wall = ref ? ref->wall_s : 0.0;
+  // The hardware of the group: the run reporting the most tiers below its memory tier.
+  std::optional<model::Hierarchy> hw;
+  for (const RunResult& r : group)
+    if (auto h = hierarchy_of(r, persistent); h && (!hw || h->file_tiers.size() > hw->file_tiers.size())) hw = h;
+  // The kernels' own time: the least any successful run of the group measured
+  // (sync's, by intent: it computes with nothing beside it; the minimum keeps
+  // one noisy measurement from lifting the bound above a run that beat it).
+  double kernel_s = 0;
+  for (const RunResult& r : group)
+    if (r.error.empty() && r.kernel_s > 0 && (kernel_s == 0 || r.kernel_s < kernel_s)) kernel_s = r.kernel_s;
   for (RunResult& r : group) {
     const auto t = traffic(r.tiers);
     r.io_s_model = model::io_s_model(t);
     r.expected_speedup = ref ? model::expected_speedup(ref_wall, r.kernel_s, r.copy_s, r.io_s_model) : 0.0;
     r.actual_speedup = ref && r.error.empty() ? model::actual_speedup(ref_wall, r.wall_s) : 0.0;
+    if (hw) {
+      r.least_io_s = model::least_io_s(*hw, r.bytes_written, r.bytes_read);
+      r.physical_bound_s = model::physical_bound_s(kernel_s, r.copy_s, r.least_io_s);
+    }
   }
 }
 
@@ -91,9 +135,12 @@ nlohmann::json to_json(const RunResult& r) {
                       {"write_block_s", r.write_block_s},
                       {"read_block_s", r.read_block_s},
                       {"finish_s", r.finish_s},
+                      {"setup_s", r.setup_s},
                       {"read_phase_s", r.read_phase_s},
                       {"io_s_model", r.io_s_model},
                       {"overlap_bound_s", model::overlap_bound_s(r.kernel_s, r.copy_s, r.io_s_model)},
+                      {"least_io_s", r.least_io_s},
+                      {"physical_bound_s", r.physical_bound_s},
                       {"expected_speedup", r.expected_speedup},
                       {"actual_speedup", r.actual_speedup},
                       {"tier_stats", tiers},
@@ -114,7 +161,8 @@ nlohmann::json to_json(const RunResult& r) {
     for (const RunResult& p : r.per_rank) {
       nlohmann::json e = to_json(p);
       for (const char* k : {"workload", "mode", "io_ratio", "repeat", "grid_bytes", "grid_dims", "steps", "io_s_model",
-                            "overlap_bound_s", "expected_speedup", "actual_speedup", "reference_only", "config", "ranks"})
+                            "overlap_bound_s", "least_io_s", "physical_bound_s", "expected_speedup", "actual_speedup",
+                            "reference_only", "config", "ranks"})
         e.erase(k);
       e["rank"] = p.rank;
       ranks.push_back(std::move(e));
@@ -143,13 +191,7 @@ RunResult from_json(const nlohmann::json& j) {
   r.snapshots = j.value("snapshots", 0u);
   r.bytes_written = j.value("bytes_written", std::uint64_t(0));
   r.bytes_read = j.value("bytes_read", std::uint64_t(0));
-  using Time = std::pair<const char*, double RunResult::*>;
-  for (const auto& [key, field] : std::initializer_list<Time>{
-           {"wall_s", &RunResult::wall_s}, {"kernel_s", &RunResult::kernel_s}, {"hash_s", &RunResult::hash_s},
-           {"copy_s", &RunResult::copy_s}, {"write_block_s", &RunResult::write_block_s},
-           {"read_block_s", &RunResult::read_block_s}, {"finish_s", &RunResult::finish_s},
-           {"read_phase_s", &RunResult::read_phase_s}})
-    r.*field = j.value(key, 0.0);
+  for (const auto& [key, field] : kTimes) r.*field = j.value(key, 0.0);
   for (const nlohmann::json& t : j.value("tier_stats", nlohmann::json::array())) {
     TierReport tr;
     tr.name = t.value("name", std::string());
@@ -207,10 +249,7 @@ RunResult aggregate_ranks(std::vector<RunResult> per_rank) {
   a.rank = 0;
   a.error.clear();
   a.verified = true;
-  for (double RunResult::*t : {&RunResult::wall_s, &RunResult::kernel_s, &RunResult::hash_s, &RunResult::copy_s,
-                               &RunResult::write_block_s, &RunResult::read_block_s, &RunResult::finish_s,
-                               &RunResult::read_phase_s})
-    a.*t = 0;
+  for (const auto& [key, t] : kTimes) a.*t = 0;
   a.snapshots = 0;
   a.bytes_written = a.bytes_read = 0;
   a.mismatches = 0;
@@ -225,10 +264,7 @@ RunResult aggregate_ranks(std::vector<RunResult> per_rank) {
   std::uint64_t result = 0, image = 0;
   bool images = true;
   for (const RunResult& p : per_rank) {
-    for (double RunResult::*t : {&RunResult::wall_s, &RunResult::kernel_s, &RunResult::hash_s, &RunResult::copy_s,
-                                 &RunResult::write_block_s, &RunResult::read_block_s, &RunResult::finish_s,
-                                 &RunResult::read_phase_s})
-      a.*t = std::max(a.*t, p.*t);
+    for (const auto& [key, t] : kTimes) a.*t = std::max(a.*t, p.*t);
     a.snapshots += p.snapshots;
     a.bytes_written += p.bytes_written;
     a.bytes_read += p.bytes_read;
@@ -398,9 +434,10 @@ std::vector<TargetCheck> evaluate_targets(const std::vector<RunResult>& results)
     TargetCheck c;
     c.workload = m.workload;
     c.io_ratio = m.io_ratio;
-    const double compute_s = m.kernel_s + m.copy_s;
-    c.compute_bound = compute_s >= m.io_s_model;
+    // physical_bound_s = max(compute, least I/O): compute covers the I/O when it is the larger.
+    c.io_covered = m.physical_bound_s > 0 && m.physical_bound_s > m.least_io_s;
     c.blocking_frac = (m.write_block_s + m.read_block_s) / m.wall_s;
+    c.physical_ratio = m.physical_bound_s > 0 ? m.wall_s / m.physical_bound_s : 0.0;
     const double bound = model::overlap_bound_s(m.kernel_s, m.copy_s, m.io_s_model);
     c.bound_ratio = bound > 0 ? m.wall_s / bound : 0.0;
     const RunResult* best = nullptr;
@@ -420,22 +457,20 @@ std::vector<TargetCheck> evaluate_targets(const std::vector<RunResult>& results)
 
 void print_targets(std::FILE* out, const std::vector<TargetCheck>& checks) {
   if (checks.empty()) return;
-  std::fprintf(out, "\ntargets for mlbs (compute-bound groups: blocking <= 5%% of wall, wall <= 1.10 x model bound, "
-                    "faster than every other mode)\n");
-  std::fprintf(out, "%-14s %5s %-13s %9s %11s %-12s %8s  %s\n", "workload", "ratio", "regime", "blocking",
-               "wall/bound", "best other", "margin", "verdict");
+  std::fprintf(out, "\ntargets for mlbs (every group: wall <= 1.05 x the physical bound; blocking <= 2%% of wall where "
+                    "compute covers the least I/O time; faster than every other mode)\n");
+  std::fprintf(out, "%-14s %5s %-12s %9s %9s %10s %-12s %8s  %s\n", "workload", "ratio", "regime", "blocking",
+               "wall/phys", "wall/model", "best other", "margin", "verdict");
   for (const TargetCheck& c : checks) {
-    std::string verdict;
-    if (!c.compute_bound) verdict = c.faster_ok() ? "I/O-bound: faster than all" : "I/O-bound: NOT fastest";
-    else if (c.blocking_ok() && c.bound_ok() && c.faster_ok()) verdict = "met";
-    else {
+    std::string verdict = "met";
+    if (!c.met()) {
       verdict = "NOT met:";
       if (!c.blocking_ok()) verdict += " blocking";
-      if (!c.bound_ok()) verdict += " bound";
+      if (!c.bound_ok()) verdict += c.physical_ratio > 0 ? " bound" : " no bound";
       if (!c.faster_ok()) verdict += " slower than " + c.best_other;
     }
-    std::fprintf(out, "%-14s %5u %-13s %8.1f%% %10.2fx %-12s %7.2fx  %s\n", c.workload.c_str(), c.io_ratio,
-                 c.compute_bound ? "compute-bound" : "I/O-bound", 100 * c.blocking_frac, c.bound_ratio,
+    std::fprintf(out, "%-14s %5u %-12s %8.1f%% %8.2fx %9.2fx %-12s %7.2fx  %s\n", c.workload.c_str(), c.io_ratio,
+                 c.io_covered ? "I/O covered" : "I/O-bound", 100 * c.blocking_frac, c.physical_ratio, c.bound_ratio,
                  c.best_other.empty() ? "-" : c.best_other.c_str(), c.margin, verdict.c_str());
   }
 }
@@ -643,7 +678,8 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
       ok &= c.require(o, where, k, vt::number_float);
     // Optional (older files lack them), checked when present.
     if (o.contains("repeat")) ok &= c.require(o, where, "repeat", vt::number_unsigned);
-    if (o.contains("read_phase_s")) ok &= c.require(o, where, "read_phase_s", vt::number_float);
+    for (const char* k : {"read_phase_s", "setup_s", "least_io_s", "physical_bound_s"})
+      if (o.contains(k)) ok &= c.require(o, where, k, vt::number_float);
     ok &= c.require(o, where, "verified", vt::boolean);
     ok &= c.require(o, where, "tier_stats", vt::array);
     if (o.contains("error")) c.fail(where, "run failed: " + o["error"].dump());

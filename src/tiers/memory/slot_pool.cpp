@@ -3,9 +3,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -17,11 +20,28 @@ namespace mlbs::tiers {
 using detail::Block;
 using detail::round_up_block;
 
-/// The pre-faulted region and its free extents. Extents may come home from
-/// any thread (a Store destroyed while holding one), hence its own mutex.
+namespace {
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older headers lack the name
+#endif
+
+/// Pre-faults in steps of one huge page: a step is short (a stop request is
+/// seen within one) and a huge page is populated whole.
+constexpr std::size_t kPrefaultStep = 2u << 20;
+
+}  // namespace
+
+/// The slots' memory and its free extents. Extents may come home from any
+/// thread (a Store destroyed while holding one), hence its own mutex.
+/// Pages are populated in address order by the pool's pre-fault thread;
+/// `faulted` is how far it has come.
 struct SlotPool::Arena : detail::ExtentHome {
   std::byte* base = nullptr;
   std::size_t bytes = 0;
+  std::atomic<std::size_t> faulted{0};  ///< [0, faulted) is populated
+  std::atomic<bool> prefault_over{false};  ///< pre-faulting ended (done, stopped or given up)
+  std::atomic<bool> stop_prefault{false};  ///< the pool is gone: stop after the current step
   std::mutex mu;
   std::map<std::size_t, std::size_t> by_offset;          // offset -> length
   std::multimap<std::size_t, std::size_t> by_length;     // length -> offset
@@ -40,9 +60,29 @@ struct SlotPool::Arena : detail::ExtentHome {
                           {{}, {}, "tier 0 (memory)"});
     base = static_cast<std::byte*>(p);
     ::madvise(p, n, MADV_HUGEPAGE);
-    // Touch every page so the first copy into a slot runs at copy speed.
-    for (std::size_t off = 0; off < n; off += detail::kBlockAlign) base[off] = std::byte{0};
     insert(0, n);
+  }
+
+  /// Populates the next step for writing without changing a byte of it
+  /// (MADV_POPULATE_WRITE), so it is safe while slots there are in use.
+  /// False when the kernel cannot (before Linux 5.14).
+  bool populate_next() {
+    const std::size_t off = faulted.load(std::memory_order_relaxed);
+    const std::size_t len = std::min(kPrefaultStep, bytes - off);
+    if (::madvise(base + off, len, MADV_POPULATE_WRITE) != 0) return false;
+    faulted.store(off + len, std::memory_order_release);
+    return true;
+  }
+  /// The old way, for kernels without MADV_POPULATE_WRITE: touch every page
+  /// now, before any slot is handed out.
+  void touch_all() {
+    for (std::size_t off = faulted.load(); off < bytes; off += detail::kBlockAlign) base[off] = std::byte{0};
+    faulted.store(bytes, std::memory_order_release);
+    end_prefault();
+  }
+  void end_prefault() {
+    prefault_over.store(true, std::memory_order_release);
+    prefault_over.notify_all();
   }
   ~Arena() override {
     if (base) munmap(base, bytes);
@@ -66,6 +106,15 @@ struct SlotPool::Arena : detail::ExtentHome {
     std::lock_guard lock(mu);
     auto best = by_length.lower_bound(len);
     if (best == by_length.end()) return nullptr;
+    // Best fit among the populated extents, so a copy into the slot runs at
+    // copy speed; else best fit anywhere: the copy then touches the pages
+    // itself rather than wait for the pre-fault thread.
+    const std::size_t ready = faulted.load(std::memory_order_acquire);
+    for (auto it = best; it != by_length.end(); ++it)
+      if (it->second + len <= ready) {
+        best = it;
+        break;
+      }
     const std::size_t off = best->second, have = best->first;
     erase(by_offset.find(off));
     if (have > len) insert(off + len, have - len);
@@ -110,9 +159,35 @@ std::size_t checked_arena_bytes(std::uint64_t capacity) {
 }  // namespace
 
 SlotPool::SlotPool(std::uint64_t capacity_bytes)
-    : capacity_(capacity_bytes), arena_(std::make_shared<Arena>(checked_arena_bytes(capacity_bytes))) {}
+    : capacity_(capacity_bytes), arena_(std::make_shared<Arena>(checked_arena_bytes(capacity_bytes))) {
+  if (arena_->bytes == 0) {
+    arena_->end_prefault();
+    return;
+  }
+  // Pre-fault in the background (first touch is slow: seconds for a few GiB
+  // on some machines), so a runtime starts at once and no write waits on it.
+  if (!arena_->populate_next()) {
+    arena_->touch_all();
+    return;
+  }
+  // Detached, owning the arena: the pool's destructor only asks it to stop
+  // and never waits, and a process that dies without destructors (a crash)
+  // leaves no finished thread unjoined.
+  std::thread([arena = arena_] {
+    while (!arena->stop_prefault.load(std::memory_order_relaxed) &&
+           arena->faulted.load(std::memory_order_relaxed) < arena->bytes)
+      if (!arena->populate_next()) break;  // out of memory: first use faults pages in instead
+    arena->end_prefault();
+  }).detach();
+}
 
-SlotPool::~SlotPool() = default;
+SlotPool::~SlotPool() { arena_->stop_prefault.store(true, std::memory_order_relaxed); }
+
+std::uint64_t SlotPool::prefaulted_bytes() const noexcept {
+  return std::min<std::uint64_t>(arena_->faulted.load(std::memory_order_acquire), capacity_);
+}
+
+void SlotPool::wait_prefaulted() const { arena_->prefault_over.wait(false, std::memory_order_acquire); }
 
 std::optional<Block> SlotPool::allocate(std::size_t bytes) {
   if (!fits(bytes)) return std::nullopt;

@@ -12,8 +12,13 @@
 
 namespace mlbs::tiers {
 
-/// Accounting and memory for the memory tier. One pre-faulted arena of the
-/// budget is carved into 4096-aligned extents (best fit, coalescing on free).
+/// Accounting and memory for the memory tier. One arena of the budget is
+/// carved into 4096-aligned extents (best fit, coalescing on free). A thread
+/// of the pool's pre-faults the arena in the background (first touch is
+/// slow on some machines: 7 s for 2 GiB on ours), so construction returns at
+/// once; allocation prefers extents already populated, and takes others
+/// rather than wait (the copy into them touches their pages). The thread
+/// owns the arena with the blocks; the pool's destructor asks it to stop.
 /// Blocks that Stores hand over in an O(1) read swap are kept as spares of
 /// their size, so pre-faulted memory stays in the pool however blocks travel.
 ///
@@ -48,6 +53,10 @@ class SlotPool {
   void exchange(std::size_t capacity, detail::Block replacement) noexcept;
 
   std::uint64_t fallback_allocations() const noexcept { return fallbacks_; }
+  /// Bytes of the arena populated so far (all of it once pre-faulting is done).
+  std::uint64_t prefaulted_bytes() const noexcept;
+  /// Waits until the whole arena is populated (or pre-faulting gave up).
+  void wait_prefaulted() const;
 
  private:
   struct Arena;
