@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "catalog/live.hpp"
-#include "engine/policies/placement.hpp"
+#include "engine/policies/pass.hpp"
 #include "engine/policies/policies.hpp"
 #include "engine/policies/ranking.hpp"
 
@@ -45,38 +45,25 @@ void Engine::refresh_placement() {
     return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
   });
 
-  std::vector<policies::PlacementItem> items;
-  items.reserve(ranked_.size());
-  for (Record* r : ranked_)
-    items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, 0), r->for_readers});
-  // DRAM keeps headroom for the writes in progress (at least one record), so
-  // a writer finds a clean slot to take instead of waiting for a copy down.
-  const std::uint64_t headroom = std::max(pending_bytes_, last_write_bytes_);
-  const std::uint64_t mem_target = mem_->capacity() > headroom ? mem_->capacity() - headroom : 0;
-  std::vector<std::uint64_t> caps(tiers_.size(), 0);
+  policies::Limits limits;
+  limits.dram_bytes = policies::dram_limit(mem_->capacity(), pending_bytes_, last_write_bytes_);
+  limits.file_bytes.assign(tiers_.size(), 0);
   for (int t = 1; t <= last(); ++t) {
     const Tier& d = cfg_.tiers[t];
-    caps[t] = d.capacity_bytes;
-    // In scratch mode a file tier holds one copy per record: its high water
-    // mark is how full placement may fill it (headroom for bursts).
-    if (!persistent() && d.capacity_bytes && d.high_water < 1.0)
-      caps[t] = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(d.capacity_bytes * d.high_water));
+    std::uint64_t& cap = limits.file_bytes[t];
+    cap = policies::file_limit(d.capacity_bytes, d.high_water, persistent());
     TierState& ts = tiers_[t];
-    if (ts.full_latched) caps[t] = std::max<std::uint64_t>(1, ts.backend->used());
+    if (ts.full_latched) cap = std::max<std::uint64_t>(1, ts.backend->used());
     if (ts.node) {
       // This rank's fair share of the node's budget, and no more than the
       // node has left: what other ranks hold is not ours to place into.
       ts.quota_version = ts.node->version();
       ts.node_free_seen = ts.node->node_free();
       ts.quota_limit = ts.node->limit();
-      caps[t] = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
+      cap = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
     }
   }
-  const policies::Placement p = policies::place(items, mem_target, caps);
-  for (std::size_t i = 0; i < ranked_.size(); ++i) {
-    ranked_[i]->want_mem = p.in_memory[i];
-    ranked_[i]->dir_target = p.dir_tier[i];
-  }
+  policies::place_records(ranked_, limits);
   // Shared tiers: publish what this rank would keep there if it had the room
   // (everything placement sends below DRAM to that tier or further down), so
   // the node's ranks divide the budget by what each needs.
@@ -100,10 +87,7 @@ void Engine::refresh_placement() {
   }
 
   // Water-mark hysteresis over the dirty bytes of each tier above the last.
-  std::vector<std::uint64_t> dirty(tiers_.size(), 0);
-  for (const Record* r : ranked_)
-    for (int t = 0; t < last(); ++t)
-      if (policies::dirty_on(*r, t, last(), persistent())) dirty[t] += r->size;
+  const std::vector<std::uint64_t> dirty = policies::dirty_bytes(ranked_, last() + 1, persistent());
   for (int t = 0; t < last(); ++t) {
     const Tier& d = cfg_.tiers[t];
     const std::uint64_t cap = t == 0 ? mem_->capacity() : d.capacity_bytes;

@@ -54,7 +54,7 @@ std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, s
     if (i == except || !idle(r) || r.pins || r.want_mem) continue;
     if ((r.copies & bit(0)) && (r.copies & ~bit(0))) {
       drops.push_back({i, 0});
-      free += r.slot.capacity();
+      free += r.slot ? r.slot.capacity() : detail::round_up_block(r.size);  // no slot: a model's record (sim/)
     }
   }
   if (!dram_fits(bytes, free)) return std::nullopt;

@@ -1,0 +1,43 @@
+#include "engine/policies/pass.hpp"
+
+#include <algorithm>
+
+#include "engine/policies/placement.hpp"
+#include "engine/policies/policies.hpp"
+#include "engine/policies/ranking.hpp"
+#include "mlbs/detail/block.hpp"
+
+namespace mlbs::engine::policies {
+
+std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes) {
+  const std::uint64_t headroom = std::max(pending_bytes, last_write_bytes);
+  return budget > headroom ? budget - headroom : 0;
+}
+
+std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persistent) {
+  if (persistent || !capacity || high_water >= 1.0) return capacity;
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(double(capacity) * high_water));
+}
+
+void place_records(std::span<catalog::Record* const> ranked, const Limits& limits) {
+  const int last = static_cast<int>(limits.file_bytes.size()) - 1;
+  std::vector<PlacementItem> items;
+  items.reserve(ranked.size());
+  for (const catalog::Record* r : ranked)
+    items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, last, 0), r->for_readers});
+  const Placement p = place(items, limits.dram_bytes, limits.file_bytes);
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    ranked[i]->want_mem = p.in_memory[i];
+    ranked[i]->dir_target = p.dir_tier[i];
+  }
+}
+
+std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked, int tiers, bool persistent) {
+  std::vector<std::uint64_t> dirty(std::size_t(std::max(tiers, 0)), 0);
+  for (const catalog::Record* r : ranked)
+    for (int t = 0; t + 1 < tiers; ++t)
+      if (dirty_on(*r, t, tiers - 1, persistent)) dirty[t] += r->size;
+  return dirty;
+}
+
+}  // namespace mlbs::engine::policies

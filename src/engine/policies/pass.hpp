@@ -1,0 +1,37 @@
+// mlbs — one planning pass over ranked records: how much each tier may hold,
+// where each record should live, and which tiers write behind. The engine
+// runs it under its lock before the policies decide; the simulator (sim/)
+// runs the same code over its model of the tiers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "catalog/records.hpp"
+
+namespace mlbs::engine::policies {
+
+/// What placement may fill this pass.
+struct Limits {
+  std::uint64_t dram_bytes = 0;           ///< DRAM budget less the headroom of the writes in progress
+  std::vector<std::uint64_t> file_bytes;  ///< per tier (index 0 unused); 0 = unlimited
+};
+
+/// DRAM placement may fill: the budget less room for the writes in progress
+/// (at least the size of the last one, so a writer finds a clean slot to take
+/// instead of waiting for a copy down).
+std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes);
+
+/// A file tier's limit: its capacity; in scratch mode at most its high water
+/// mark of it (headroom for bursts; a file tier holds one copy per record).
+std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persistent);
+
+/// Places `ranked` (soonest next use first, see place()) within `limits` and
+/// stores the answer in each record's want_mem and dir_target.
+void place_records(std::span<catalog::Record* const> ranked, const Limits& limits);
+
+/// Dirty bytes of each tier above the last (see dirty_on()); `tiers` entries.
+std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked, int tiers, bool persistent);
+
+}  // namespace mlbs::engine::policies

@@ -1,0 +1,50 @@
+#include "sim/bound.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace mlbs::sim {
+
+double least_io_s(const Hierarchy& h, std::uint64_t bytes_written, std::uint64_t bytes_read) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const std::size_t n = h.file_tiers.size();
+  if (n == 0) return 0.0;
+  const double spill = bytes_written > h.dram_bytes ? double(bytes_written - h.dram_bytes) : 0.0;
+  const double back = std::min(spill, bytes_read > h.dram_bytes ? double(bytes_read - h.dram_bytes) : 0.0);
+  const double read_share = spill > 0 ? back / spill : 0.0;
+  // Per tier: bytes moved per byte placed there, and bytes it moves whatever the split.
+  std::vector<double> per_byte(n, 1.0 + read_share), fixed(n, 0.0);
+  if (h.persistent) {
+    fixed[n - 1] = double(bytes_written);  // its copy of every record; a spilled one placed there is only read
+    per_byte[n - 1] = read_share;
+  }
+  if (spill == 0 && !h.persistent) return 0.0;
+  // Within time T, tier t can take min(capacity, (T * bandwidth - fixed) / per_byte) of the spill.
+  auto feasible = [&](double T) {
+    double room = 0;
+    for (std::size_t t = 0; t < n; ++t) {
+      const TierLimit& tl = h.file_tiers[t];
+      const double bw = tl.bandwidth_bytes_per_s;
+      if (bw > 0 && fixed[t] > T * bw) return false;
+      double take = tl.capacity_bytes ? double(tl.capacity_bytes) : kInf;
+      if (bw > 0 && per_byte[t] > 0) take = std::min(take, (T * bw - fixed[t]) / per_byte[t]);
+      room += take;
+    }
+    return room >= spill;
+  };
+  if (!feasible(kInf)) return 0.0;  // the tiers cannot hold the spill at all
+  if (feasible(0.0)) return 0.0;    // no tier with a known bandwidth has to move anything
+  double lo = 0.0, hi = 1.0;
+  for (int k = 0; k < 200 && !feasible(hi); ++k) hi *= 2;
+  for (int k = 0; k < 100; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (feasible(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+double physical_bound_s(double kernel_s, double copy_s, double least_io_s) {
+  return std::max(kernel_s + copy_s, least_io_s);
+}
+
+}  // namespace mlbs::sim

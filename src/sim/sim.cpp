@@ -1,0 +1,475 @@
+#include "sim/sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "catalog/records.hpp"
+#include "engine/policies/pass.hpp"
+#include "engine/policies/policies.hpp"
+#include "engine/policies/ranking.hpp"
+#include "mlbs/detail/block.hpp"
+#include "mlbs/errors.hpp"
+#include "sim/bound.hpp"
+
+namespace mlbs::sim {
+
+namespace pol = engine::policies;
+using catalog::bit;
+using catalog::Record;
+
+std::vector<std::uint64_t> read_order(const Workload& w) {
+  if (w.schedule == Schedule::Kind::explicit_order) return w.order;
+  std::vector<std::uint64_t> order(w.records);
+  for (std::uint32_t i = 0; i < w.records; ++i) order[i] = w.schedule == Schedule::Kind::lifo ? w.records - 1 - i : i;
+  return order;
+}
+
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+/// The application's next call, flattened: compute, write, read, flush.
+struct Step {
+  enum class Kind { compute, write, read, flush } kind;
+  double seconds = 0;
+  std::uint64_t id = 0;
+};
+
+/// One helper's copy in progress.
+struct Transfer {
+  Record* rec = nullptr;
+  int src = -1, dst = -1;
+  bool move = false;
+  pol::Purpose why = pol::Purpose::demand_fetch;
+  double started = 0;
+  double moving_from = 0;  ///< bytes move from then on (after the latency)
+  double remaining = 0;    ///< bytes
+};
+
+class Model {
+ public:
+  Model(const Machine& m, const Workload& w) : m_(m), w_(w), order_(read_order(w)) {
+    check();
+    used_.assign(tiers(), 0);
+    wb_.assign(tiers(), false);
+    res_.tiers.resize(tiers());
+    for (std::uint32_t i = 0; i < w.records; ++i) steps_.push_back({Step::Kind::compute, w.compute_per_write_s, 0}),
+                                                  steps_.push_back({Step::Kind::write, 0, i});
+    if (m.persistent) steps_.push_back({Step::Kind::flush, 0, 0});
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      positions_[order_[k]].push_back(static_cast<std::uint32_t>(k));
+      steps_.push_back({Step::Kind::read, 0, order_[k]});
+      steps_.push_back({Step::Kind::compute, w.compute_per_read_s, 0});
+    }
+  }
+
+  Result run() {
+    start_step();
+    for (;;) {
+      progress_app();
+      plan_helpers();
+      if (step_ >= steps_.size() && transfers_.empty()) break;
+      if (!advance()) {
+        if (waiting_ == Waiting::read) {
+          read_direct();
+          continue;
+        }
+        if (step_ >= steps_.size()) break;  // helpers idle, application done
+        throw CapacityError(ENOSPC, "the model deadlocked: no tier can make room for the next write",
+                            ErrorContext{"sim", steps_[step_].id, "tier 0 (memory)"});
+      }
+    }
+    res_.wall_s = now_;
+    Hierarchy h{m_.dram_bytes, {}, m_.persistent};
+    for (const FileTier& t : m_.tiers) h.file_tiers.push_back({t.capacity_bytes, t.bandwidth_bytes_per_s});
+    res_.least_io_s = least_io_s(h, res_.bytes_written, res_.bytes_read);
+    res_.bound_s = physical_bound_s(res_.compute_s, res_.copy_s, res_.least_io_s);
+    return res_;
+  }
+
+ private:
+  enum class Waiting { none, compute, copy, write, read, flush };
+
+  int tiers() const { return static_cast<int>(m_.tiers.size()) + 1; }
+  int last() const { return tiers() - 1; }
+  const FileTier& file(int t) const { return m_.tiers[std::size_t(t - 1)]; }
+  std::uint64_t slot_bytes(const Record& r) const { return detail::round_up_block(r.size); }
+
+  void check() const {
+    if (m_.tiers.empty()) throw InvalidArgumentError(EINVAL, "the model needs at least one file tier", {});
+    for (std::size_t t = 0; t < m_.tiers.size(); ++t)
+      if (!(m_.tiers[t].bandwidth_bytes_per_s > 0))
+        throw InvalidArgumentError(EINVAL, "a file tier's bandwidth must be > 0",
+                                   ErrorContext{"", std::nullopt, fmt::format("tier {}", t + 1)});
+    if (detail::round_up_block(w_.record_bytes) > m_.dram_bytes)
+      throw InvalidArgumentError(EINVAL, "a record's slot is larger than the DRAM budget", {"", std::nullopt, "tier 0 (memory)"});
+    if (m_.helpers == 0) throw InvalidArgumentError(EINVAL, "the model needs at least one helper", {});
+    for (std::uint64_t id : order_)
+      if (id >= w_.records)
+        throw InvalidArgumentError(EINVAL, "the read order names a record that is never written", {"", id, ""});
+  }
+
+  // --- the application ---
+
+  void start_step() {
+    waiting_ = Waiting::none;
+    if (step_ >= steps_.size()) return;
+    const Step& s = steps_[step_];
+    switch (s.kind) {
+      case Step::Kind::compute:
+        res_.compute_s += s.seconds;
+        busy_until(now_ + s.seconds, Waiting::compute);
+        return;
+      case Step::Kind::write:
+        pending_ = detail::round_up_block(w_.record_bytes);
+        last_write_ = pending_;
+        waiting_ = Waiting::write;
+        blocked_since_ = now_;
+        return;
+      case Step::Kind::read:
+        waiting_ = Waiting::read;
+        blocked_since_ = now_;
+        if (Record* r = find(s.id); r && !(r->copies & bit(0))) r->demand = true;
+        return;
+      case Step::Kind::flush:
+        flush_horizon_ = gen_;
+        waiting_ = Waiting::flush;
+        blocked_since_ = now_;
+        return;
+    }
+  }
+
+  void busy_until(double t, Waiting what) {
+    waiting_ = what;
+    app_until_ = t;
+  }
+
+  void next_step() {
+    ++step_;
+    start_step();
+  }
+
+  /// Carries the application on as far as it goes at this instant.
+  void progress_app() {
+    for (;;) {
+      const std::size_t before = step_;
+      switch (waiting_) {
+        case Waiting::none: return;
+        case Waiting::compute:
+        case Waiting::copy:
+          if (app_until_ > now_) return;
+          if (waiting_ == Waiting::copy && copying_) finish_copy();
+          next_step();
+          break;
+        case Waiting::write: try_write(); break;
+        case Waiting::read: try_read(); break;
+        case Waiting::flush:
+          if (std::any_of(records_.begin(), records_.end(),
+                          [&](const auto& r) { return !(r->copies & bit(last())); }))
+            return;
+          res_.flush_s += now_ - blocked_since_;
+          blocked("flush");
+          next_step();
+          break;
+      }
+      if (step_ == before && waiting_ != Waiting::none && waiting_ != Waiting::compute && waiting_ != Waiting::copy)
+        return;
+    }
+  }
+
+  void blocked(const char* what) {
+    if (m_.timeline && now_ > blocked_since_)
+      res_.timeline.push_back({blocked_since_, now_, -1, -1, steps_[step_].id, what});
+  }
+
+  void try_write() {
+    refresh();
+    const pol::View v = view();
+    auto drops = pol::dram_room(v, pending_, ranked_.size());
+    if (!drops) return;
+    apply(*drops);
+    if (dram_free() < pending_) return;
+    res_.write_blocked_s += now_ - blocked_since_;
+    blocked("write blocked");
+    dram_used_ += pending_;
+    peak(0);
+    copying_ = std::make_unique<Record>();
+    copying_->id = steps_[step_].id;
+    copying_->size = w_.record_bytes;
+    const double t = double(w_.record_bytes) / m_.copy_bytes_per_s;
+    res_.copy_s += t;
+    busy_until(now_ + t, Waiting::copy);
+  }
+
+  void finish_copy() {
+    std::unique_ptr<Record> r = std::move(copying_);
+    r->gen = ++gen_;
+    r->copies = bit(0);
+    r->last_use = ++tick_;
+    pending_ = 0;
+    res_.bytes_written += r->size;
+    res_.tiers[0].bytes_in += r->size;
+    by_id_[r->id] = r.get();
+    records_.push_back(std::move(r));
+  }
+
+  void try_read() {
+    Record* r = find(steps_[step_].id);
+    if (!r) throw InvalidArgumentError(EINVAL, "the read order reads a released record", {"", steps_[step_].id, ""});
+    if (!(r->copies & bit(0))) {
+      r->demand = true;
+      return;
+    }
+    deliver(*r, 0.0);
+  }
+
+  /// The read returns: from DRAM (a slot handed over, or copied out when the
+  /// record is read again later or a helper still copies it), or after
+  /// `direct_s` of reading it from a file tier.
+  void deliver(Record& r, double direct_s) {
+    res_.read_blocked_s += now_ - blocked_since_;
+    blocked("read blocked");
+    r.demand = false;
+    last_write_ = 0;  // a read phase has begun: no write headroom
+    r.last_use = ++tick_;
+    const std::uint32_t done = ++consumed_[r.id];
+    const auto& pos = positions_[r.id];
+    const bool again = w_.schedule == Schedule::Kind::explicit_order && done < pos.size();
+    res_.bytes_read += r.size;
+    double t = direct_s;
+    if (r.copies & bit(0)) {
+      res_.tiers[0].bytes_out += r.size;
+      if (again || r.busy) {
+        t += double(r.size) / m_.copy_bytes_per_s;
+        res_.copy_s += double(r.size) / m_.copy_bytes_per_s;
+      }
+    }
+    if (!again && !m_.persistent) release(r);
+    busy_until(now_ + t, Waiting::compute);
+  }
+
+  /// Helpers idle and the record not in DRAM: no room can be made there, so
+  /// the read comes from its fastest file copy (as Engine::read_direct).
+  void read_direct() {
+    Record* r = find(steps_[step_].id);
+    const int src = pol::fastest_copy(*r, last());
+    if (src < 0) throw InvalidArgumentError(EINVAL, "the model lost a record", {"sim", r->id, ""});
+    const double t = file(src).latency_s + double(r->size) / file(src).bandwidth_bytes_per_s;
+    res_.tiers[std::size_t(src)].bytes_out += r->size;
+    res_.tiers[std::size_t(src)].busy_s += t;
+    deliver(*r, t);
+  }
+
+  void release(Record& r) {
+    if (r.busy) {
+      r.retired = true;  // its transfer finishes it
+      by_id_.erase(r.id);
+      return;
+    }
+    erase(r);
+  }
+
+  void erase(Record& r) {
+    for (int t = 0; t <= last(); ++t)
+      if (r.copies & bit(t)) drop(r, t);
+    if (auto it = by_id_.find(r.id); it != by_id_.end() && it->second == &r) by_id_.erase(it);
+    std::erase_if(records_, [&](const auto& p) { return p.get() == &r; });
+  }
+
+  Record* find(std::uint64_t id) {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+  }
+
+  // --- planning: the engine's passes and policies over the model's catalog ---
+
+  void refresh() {
+    ranked_.clear();
+    for (auto& p : records_) {
+      Record& r = *p;
+      if (r.retired) continue;
+      std::span<const std::uint32_t> pos;
+      if (auto it = positions_.find(r.id); it != positions_.end()) pos = it->second;
+      r.rank = pol::next_use_rank(r, w_.schedule, pos, consumed_[r.id]);
+      ranked_.push_back(&r);
+    }
+    std::sort(ranked_.begin(), ranked_.end(), [](const Record* a, const Record* b) {
+      return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
+    });
+    pol::Limits limits;
+    limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, last_write_);
+    limits.file_bytes.assign(std::size_t(tiers()), 0);
+    for (int t = 1; t <= last(); ++t)
+      limits.file_bytes[std::size_t(t)] = pol::file_limit(file(t).capacity_bytes, file(t).high_water, m_.persistent);
+    pol::place_records(ranked_, limits);
+    const auto dirty = pol::dirty_bytes(ranked_, tiers(), m_.persistent);
+    for (int t = 0; t < last(); ++t) {
+      // DRAM writes behind continuously by default (Tier::memory's marks 0/0).
+      const double high = t == 0 ? 0.0 : file(t).high_water;
+      const std::uint64_t cap = t == 0 ? m_.dram_bytes : file(t).capacity_bytes;
+      wb_[std::size_t(t)] = pol::write_behind_active(wb_[std::size_t(t)], dirty[std::size_t(t)], cap, high, high);
+    }
+  }
+
+  std::uint64_t dram_free() const { return m_.dram_bytes - std::min(m_.dram_bytes, dram_used_); }
+  std::uint64_t file_free(int t) const {
+    const std::uint64_t cap = file(t).capacity_bytes;
+    return cap ? cap - std::min(cap, used_[std::size_t(t)]) : std::numeric_limits<std::uint64_t>::max();
+  }
+
+  pol::View view() {
+    views_.assign(std::size_t(tiers()), {});
+    views_[0].free_bytes = dram_free();
+    views_[0].write_behind = wb_[0];
+    for (int t = 1; t <= last(); ++t)
+      views_[std::size_t(t)] = {file_free(t), false, wb_[std::size_t(t)]};
+    return {ranked_, views_, m_.persistent, true, flush_horizon_};
+  }
+
+  void apply(const std::vector<pol::Drop>& drops) {
+    for (const pol::Drop& d : drops) drop(*ranked_[d.record], d.tier);
+  }
+
+  void drop(Record& r, int t) {
+    r.copies &= ~bit(t);
+    if (t == 0)
+      dram_used_ -= slot_bytes(r);
+    else
+      used_[std::size_t(t)] -= r.size;
+  }
+
+  void peak(int t) {
+    const std::uint64_t u = t == 0 ? dram_used_ : used_[std::size_t(t)];
+    res_.tiers[std::size_t(t)].peak_used_bytes = std::max(res_.tiers[std::size_t(t)].peak_used_bytes, u);
+  }
+
+  void plan_helpers() {
+    while (transfers_.size() < m_.helpers) {
+      refresh();
+      std::optional<pol::Decision> d;
+      for (;;) {
+        pol::Notes notes;
+        d = pol::next(view(), notes);
+        if (!d) return;
+        apply(d->drops);
+        if (d->purpose != pol::Purpose::drop_strays) break;
+      }
+      Record& r = *ranked_[d->record];
+      if (d->dst == 0) {
+        if (dram_free() < slot_bytes(r)) return;  // as Engine::copy_op: plan again after the next event
+        dram_used_ += slot_bytes(r);
+      } else {
+        if (file_free(d->dst) < r.size) return;
+        used_[std::size_t(d->dst)] += r.size;
+      }
+      peak(d->dst);
+      r.busy = true;
+      Transfer x{&r, d->src, d->dst, d->src > 0 && d->dst > 0 && !(m_.persistent && d->src == last()),
+                 d->purpose, now_, 0, double(r.size)};
+      double lat = 0;
+      for (int t : {x.src, x.dst})
+        if (t > 0) lat = std::max(lat, file(t).latency_s);
+      x.moving_from = now_ + lat;
+      transfers_.push_back(x);
+      ++res_.helper_copies;
+    }
+  }
+
+  void complete(const Transfer& x) {
+    Record& r = *x.rec;
+    if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, r.id, pol::to_string(x.why)});
+    r.busy = false;
+    r.copies |= bit(x.dst);
+    res_.tiers[std::size_t(x.src)].bytes_out += r.size;
+    res_.tiers[std::size_t(x.dst)].bytes_in += r.size;
+    if (x.move) drop(r, x.src);
+    if (r.retired) erase(r);
+  }
+
+  // --- time ---
+
+  /// Bytes per second each moving transfer gets: an equal share of every
+  /// file tier it uses, the smaller of its two ends.
+  std::vector<double> rates(std::vector<unsigned>& users) const {
+    users.assign(std::size_t(tiers()), 0);
+    for (const Transfer& x : transfers_)
+      if (x.moving_from <= now_)
+        for (int t : {x.src, x.dst})
+          if (t > 0) ++users[std::size_t(t)];
+    std::vector<double> rate(transfers_.size(), 0.0);
+    for (std::size_t i = 0; i < transfers_.size(); ++i) {
+      const Transfer& x = transfers_[i];
+      if (x.moving_from > now_) continue;
+      double r = kNever;
+      for (int t : {x.src, x.dst})
+        if (t > 0) r = std::min(r, file(t).bandwidth_bytes_per_s / users[std::size_t(t)]);
+      rate[i] = r == kNever ? m_.copy_bytes_per_s : r;
+    }
+    return rate;
+  }
+
+  /// Moves time to the next event; false if nothing will ever happen.
+  bool advance() {
+    std::vector<unsigned> users;
+    const std::vector<double> rate = rates(users);
+    double next = (waiting_ == Waiting::compute || waiting_ == Waiting::copy) ? app_until_ : kNever;
+    for (std::size_t i = 0; i < transfers_.size(); ++i) {
+      const Transfer& x = transfers_[i];
+      next = std::min(next, x.moving_from > now_ ? x.moving_from : now_ + x.remaining / rate[i]);
+    }
+    if (next == kNever) return false;
+    const double dt = next - now_;
+    for (int t = 1; t <= last(); ++t)
+      if (users[std::size_t(t)]) res_.tiers[std::size_t(t)].busy_s += dt;
+    for (std::size_t i = 0; i < transfers_.size(); ++i)
+      if (transfers_[i].moving_from <= now_) transfers_[i].remaining -= rate[i] * dt;
+    now_ = next;
+    // Done within rounding: a transfer whose remaining bytes take < 1 ns.
+    std::vector<Transfer> done;
+    for (std::size_t i = 0; i < transfers_.size();) {
+      const Transfer& x = transfers_[i];
+      if (x.moving_from <= now_ && x.remaining <= 1e-9 * std::max(rate[i], 1.0)) {
+        done.push_back(x);
+        transfers_.erase(transfers_.begin() + std::ptrdiff_t(i));
+      } else {
+        ++i;
+      }
+    }
+    for (const Transfer& x : done) complete(x);
+    return true;
+  }
+
+  const Machine& m_;
+  const Workload& w_;
+  std::vector<std::uint64_t> order_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> positions_;
+  std::unordered_map<std::uint64_t, std::uint32_t> consumed_;
+  std::vector<Step> steps_;
+  std::size_t step_ = 0;
+  Waiting waiting_ = Waiting::none;
+  double app_until_ = 0, blocked_since_ = 0, now_ = 0;
+  std::unique_ptr<Record> copying_;  ///< the write being copied into its slot
+  std::uint64_t pending_ = 0, last_write_ = 0, gen_ = 0, tick_ = 0, flush_horizon_ = 0;
+
+  std::vector<std::unique_ptr<Record>> records_;
+  std::unordered_map<std::uint64_t, Record*> by_id_;
+  std::vector<Record*> ranked_;
+  std::vector<pol::TierView> views_;
+  std::uint64_t dram_used_ = 0;
+  std::vector<std::uint64_t> used_;
+  std::vector<bool> wb_;
+  std::vector<Transfer> transfers_;
+  Result res_;
+};
+
+}  // namespace
+
+Result simulate(const Machine& m, const Workload& w) { return Model(m, w).run(); }
+
+}  // namespace mlbs::sim

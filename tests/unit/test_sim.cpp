@@ -1,0 +1,179 @@
+// Tests of the simulator (src/sim/): the model's bookkeeping, the physical
+// bound as a true lower bound over hundreds of configurations, how close the
+// planner's policies come to it, and refused models.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "mlbs/errors.hpp"
+#include "sim/sim.hpp"
+
+namespace {
+
+using mlbs::Schedule;
+using namespace mlbs::sim;
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+
+Machine two_tiers(std::uint64_t dram, std::uint64_t fast_cap) {
+  Machine m;
+  m.dram_bytes = dram;
+  m.tiers = {{fast_cap, 1024.0 * kMiB, 0, 1.0}, {0, 200.0 * kMiB, 0, 1.0}};
+  return m;
+}
+
+Workload records(std::uint32_t n, double compute_s, Schedule::Kind k = Schedule::Kind::lifo) {
+  Workload w;
+  w.record_bytes = 16 * kMiB;
+  w.records = n;
+  w.compute_per_write_s = w.compute_per_read_s = compute_s;
+  w.schedule = k;
+  return w;
+}
+
+/// A revolve-like order: groups of `g` read newest group first, each group's
+/// head read first (to recompute from), then the rest newest first, then the head again.
+std::vector<std::uint64_t> revolve_like(std::uint32_t n, std::uint32_t g) {
+  std::vector<std::uint64_t> order;
+  for (std::int64_t h = (n - 1) / g * g; h >= 0; h -= g) {
+    order.push_back(std::uint64_t(h));
+    for (std::int64_t k = std::min<std::int64_t>(n - 1, h + g - 1); k > h; --k) order.push_back(std::uint64_t(k));
+    order.push_back(std::uint64_t(h));
+  }
+  return order;
+}
+
+// Everything fits DRAM: every read is served from DRAM (nothing comes back up), no blocking, wall = compute + copies.
+TEST(Sim, FitsInDramReadsFromDram) {
+  const Result r = simulate(two_tiers(512 * kMiB, 0), records(8, 0.01));
+  EXPECT_EQ(r.tiers[1].bytes_out + r.tiers[2].bytes_out, 0u);
+  EXPECT_NEAR(r.blocked_s(), 0.0, 1e-9);
+  EXPECT_NEAR(r.wall_s, r.compute_s + r.copy_s, 1e-9);
+  EXPECT_EQ(r.bytes_written, 8 * 16 * kMiB);
+  EXPECT_EQ(r.bytes_read, 8 * 16 * kMiB);
+}
+
+// Out of core: what comes back up went down first, the fast tier's capacity holds, and the bound is the capacity split's.
+TEST(Sim, SpillGoesDownAndComesBackWithinCapacity) {
+  const Result r = simulate(two_tiers(32 * kMiB, 96 * kMiB), records(16, 0.005));
+  EXPECT_LE(r.tiers[1].bytes_out + r.tiers[2].bytes_out, r.tiers[1].bytes_in + r.tiers[2].bytes_in);
+  EXPECT_GE(r.tiers[1].bytes_out + r.tiers[2].bytes_out, 256 * kMiB - 32 * kMiB) << "all but DRAM's comes back";
+  EXPECT_LE(r.tiers[1].peak_used_bytes, 96 * kMiB);
+  EXPECT_GE(r.tiers[2].bytes_in, 128 * kMiB) << "capacity forces 256 - 32 - 96 MiB to the slow tier";
+  EXPECT_NEAR(r.least_io_s, 2 * 128.0 / 200.0, 1e-6);
+  EXPECT_GT(r.blocked_s(), 0.0);
+}
+
+// Compute-bound: the helpers hide the I/O; blocking is a small share of wall.
+TEST(Sim, ComputeBoundHidesTheIo) {
+  const Result r = simulate(two_tiers(64 * kMiB, 128 * kMiB), records(32, 0.2));
+  EXPECT_LT(r.blocked_s() / r.wall_s, 0.03) << r.blocked_s();
+  EXPECT_LT(r.wall_s / r.bound_s, 1.05);
+}
+
+// The persistent mode writes every record to the last tier and the flush waits for it.
+TEST(Sim, PersistentWritesEveryRecordToTheLastTier) {
+  Machine m = two_tiers(64 * kMiB, 128 * kMiB);
+  m.persistent = true;
+  const Result r = simulate(m, records(8, 0.01));
+  EXPECT_GE(r.tiers[2].bytes_in, 8 * 16 * kMiB);
+}
+
+// Explicit orders with repeated reads keep a record until its last read.
+TEST(Sim, ExplicitOrderWithRepeats) {
+  Workload w = records(12, 0.002, Schedule::Kind::explicit_order);
+  w.order = revolve_like(12, 4);
+  const Result r = simulate(two_tiers(48 * kMiB, 64 * kMiB), w);
+  EXPECT_EQ(r.bytes_read, w.order.size() * 16 * kMiB);
+}
+
+// The timeline names each copy and each wait.
+TEST(Sim, TimelineRecordsCopiesAndWaits) {
+  Machine m = two_tiers(32 * kMiB, 96 * kMiB);
+  m.timeline = true;
+  const Result r = simulate(m, records(16, 0.001));
+  ASSERT_FALSE(r.timeline.empty());
+  EXPECT_TRUE(std::any_of(r.timeline.begin(), r.timeline.end(), [](const Span& s) { return s.src == 0; }));
+  EXPECT_TRUE(std::any_of(r.timeline.begin(), r.timeline.end(), [](const Span& s) { return s.src < 0; }));
+  for (const Span& s : r.timeline) EXPECT_LE(s.start_s, s.end_s);
+}
+
+// A model that cannot run is refused with the reason.
+TEST(Sim, RefusesModelsThatCannotRun) {
+  Machine none;
+  none.dram_bytes = 64 * kMiB;
+  EXPECT_THROW(simulate(none, records(4, 0)), mlbs::InvalidArgumentError);
+  Machine m = two_tiers(64 * kMiB, 0);
+  m.tiers[1].bandwidth_bytes_per_s = 0;
+  EXPECT_THROW(simulate(m, records(4, 0)), mlbs::InvalidArgumentError);
+  EXPECT_THROW(simulate(two_tiers(8 * kMiB, 0), records(4, 0)), mlbs::InvalidArgumentError) << "slot > DRAM";
+  Workload w = records(4, 0, Schedule::Kind::explicit_order);
+  w.order = {0, 9};
+  EXPECT_THROW(simulate(two_tiers(64 * kMiB, 0), w), mlbs::InvalidArgumentError);
+}
+
+/// The sweep: schedules (lifo, fifo, revolve-like), 2-4 tiers, record counts,
+/// DRAM sizes, fast-tier capacities, bandwidth ratios and compute/I-O ratios.
+struct SweepStats {
+  std::vector<double> ratio;  // wall / physical bound
+  double below_bound = 0;     // the worst wall under the bound (a broken bound or model)
+};
+
+SweepStats sweep() {
+  SweepStats st;
+  for (auto k : {Schedule::Kind::lifo, Schedule::Kind::fifo, Schedule::Kind::explicit_order})
+    for (int file_tiers : {1, 2, 3})
+      for (std::uint32_t n : {8u, 32u, 96u})
+        for (std::uint64_t slots : {2u, 8u})
+          for (double fast_share : {0.25, 0.0})
+            for (double bw_ratio : {2.0, 5.0, 20.0})
+              for (double f : {0.0, 0.5, 1.0, 2.0}) {
+                Machine m;
+                m.dram_bytes = slots * 16 * kMiB;
+                m.helpers = std::max(2, file_tiers);
+                for (int t = 0; t < file_tiers; ++t) {
+                  const bool last = t + 1 == file_tiers;
+                  m.tiers.push_back({last || fast_share == 0 ? 0 : std::uint64_t(fast_share * n) * 16 * kMiB,
+                                     1024.0 * kMiB / std::pow(bw_ratio, t), 0, 1.0});
+                }
+                Workload w = records(n, 0, k);
+                if (k == Schedule::Kind::explicit_order) w.order = revolve_like(n, 4);
+                const double io = std::max(simulate(m, w).least_io_s, 0.01);
+                const std::size_t calls = n + read_order(w).size();
+                w.compute_per_write_s = w.compute_per_read_s = f * io / double(calls);
+                const Result r = simulate(m, w);
+                st.ratio.push_back(r.wall_s / r.bound_s);
+                st.below_bound = std::max(st.below_bound, (r.bound_s - r.wall_s) / r.bound_s);
+              }
+  std::sort(st.ratio.begin(), st.ratio.end());
+  return st;
+}
+
+// No simulated run beats the physical bound (it is a lower bound), over 1,296 configurations.
+TEST(SimSweep, NoRunBeatsThePhysicalBound) {
+  const SweepStats st = sweep();
+  ASSERT_EQ(st.ratio.size(), 1296u);
+  EXPECT_LT(st.below_bound, 1e-9);
+}
+
+// How close the planner comes to the bound over the same sweep, guarded at what
+// the policies measured when last changed (docs/simulator.md: median 1.22,
+// p90 2.11, max 27.5); the target of 1.05x at every point is not met yet.
+TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
+  const SweepStats st = sweep();
+  const double median = st.ratio[st.ratio.size() / 2];
+  const double p90 = st.ratio[st.ratio.size() * 9 / 10];
+  RecordProperty("median", std::to_string(median));
+  RecordProperty("p90", std::to_string(p90));
+  RecordProperty("max", std::to_string(st.ratio.back()));
+  std::printf("wall / physical bound over %zu configurations: median %.3f, p90 %.3f, max %.3f\n", st.ratio.size(),
+              median, p90, st.ratio.back());
+  EXPECT_LT(median, 1.25);
+  EXPECT_LT(p90, 2.2);
+  EXPECT_LT(st.ratio.back(), 30.0);
+}
+
+}  // namespace
