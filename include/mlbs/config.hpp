@@ -46,7 +46,9 @@ struct Tier {
   /// Write-behind water marks, as fractions of capacity. When the bytes held
   /// only in this tier (no copy below) exceed high_water*capacity, the engine
   /// writes records down until they are below low_water*capacity.
-  /// Memory default 0/0: write behind continuously, so a writer never waits
+  /// Memory default 0/0: write behind continuously (with an unknown schedule
+  /// or in-transit readers; a known one sends down only what placement
+  /// moves out of DRAM, one write ahead), so a writer never waits
   /// for a copy down. Directory default 1/1: move down only when placement
   /// needs the room (writing every record to the slow tier would waste it).
   double high_water = 1.0;

@@ -42,6 +42,7 @@ class Catalog {
   std::uint32_t store_count() const noexcept { return static_cast<std::uint32_t>(stores_.size()); }
   /// Every store ever opened, closed ones included (their handles stay valid).
   std::deque<StoreState>& stores() noexcept { return stores_; }
+  const std::deque<StoreState>& stores() const noexcept { return stores_; }
 
   // --- live records ---
   Record* find(std::uint32_t store, std::uint64_t id);

@@ -92,7 +92,7 @@ struct Segment {
   A32 status;     ///< 1 open, 2 closed by its writer
   A32 changes;    ///< futex word: bumped by every notify()
   A32 waiters;    ///< readers sleeping on `changes`
-  A32 pad;
+  A32 readers;    ///< in-transit readers attached (View::attach_reader); a crashed one stays counted
   A64 unpublished;
   TierSlot tiers[kMaxTiers];
 
@@ -284,6 +284,8 @@ void Writer::notify() {
 
 std::uint64_t Writer::unpublished() const noexcept { return seg_->unpublished.load(std::memory_order_relaxed); }
 
+std::uint32_t Writer::readers() const noexcept { return seg_->readers.load(std::memory_order_relaxed); }
+
 // ----------------------------------------------------------------------------
 // reader
 // ----------------------------------------------------------------------------
@@ -350,8 +352,14 @@ std::unique_ptr<View> View::open(const std::string& last_tier_path, const std::s
 }
 
 View::~View() {
+  if (attached_) seg_->readers.fetch_sub(1, std::memory_order_relaxed);
   ::munmap(seg_, bytes_);
   ::close(fd_);
+}
+
+void View::attach_reader() {
+  if (std::exchange(attached_, true)) return;
+  seg_->readers.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool View::writer_alive() const { return lock_held_by_other(fd_); }

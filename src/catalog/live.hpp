@@ -32,7 +32,7 @@
 
 namespace mlbs::catalog::live {
 
-inline constexpr std::uint32_t kLiveVersion = 2;  // 2: 128-byte slots, filed_ns and reader acks
+inline constexpr std::uint32_t kLiveVersion = 3;  // 2: 128-byte slots, filed_ns and reader acks; 3: readers attached
 inline constexpr std::size_t kMaxTiers = 8;
 inline constexpr std::uint32_t kDefaultSlots = 1u << 16;
 
@@ -93,6 +93,10 @@ class Writer {
   /// Whether a reader has acknowledged reading write `generation` of `id`
   /// (what reader retention waits for). A few loads; never waits.
   bool read_by_reader(std::uint64_t id, std::uint64_t generation);
+  /// In-transit readers attached now (View::attach_reader), as the writer
+  /// last saw it: while there are any, every write goes to a file tier soon
+  /// (write-behind), since readers read only file tiers.
+  std::uint32_t readers() const noexcept;
   /// Wakes readers waiting for a change (once per batch of publishes).
   void notify();
   const std::string& name() const noexcept { return name_; }
@@ -136,6 +140,9 @@ class View {
   /// (reader retention then lets it leave the fast tier). The only store a
   /// reader makes to the segment: one atomic in the record's slot, no lock.
   void acknowledge(std::uint64_t id, std::uint64_t generation);
+  /// Counts this view as an in-transit reader until it is destroyed (the
+  /// writer then copies every write to a file tier); mlbs-inspect does not.
+  void attach_reader();
   /// A number that changes whenever the writer publishes.
   std::uint32_t changes() const;
   /// Sleeps until changes() differs from `seen` or `timeout` passes; true if it changed.
@@ -146,6 +153,7 @@ class View {
   int fd_ = -1;
   Segment* seg_ = nullptr;
   std::size_t bytes_ = 0;
+  bool attached_ = false;
   WriterInfo info_;
 };
 

@@ -53,6 +53,9 @@ struct Record {
   /// Reader retention: no reader has read this write yet (placement keeps it
   /// on the fastest file tier with room).
   bool for_readers = false;
+  /// In-transit readers are attached to its store: it is written behind to a
+  /// file tier (readers read only those) whatever the schedule.
+  bool watched = false;
 };
 
 struct StoreState {
@@ -68,6 +71,9 @@ struct StoreState {
   /// The store's live catalog (catalog/live.hpp), while it is open; null
   /// when Config::live_catalog is off or another writer publishes the name.
   std::shared_ptr<live::Writer> live;
+  /// In-transit readers were attached when the engine last looked (its
+  /// records are then written behind whatever the schedule).
+  bool watched = false;
 };
 
 }  // namespace mlbs::catalog

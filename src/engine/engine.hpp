@@ -107,6 +107,7 @@ class Engine {
     std::uint64_t node_free_seen = 0; ///< node->node_free() at the last placement
     std::uint64_t quota_limit = 0;    ///< node->limit() at the last placement (acquire re-checks it)
     std::uint64_t demand = 0;         ///< bytes placement would put here, last published
+    std::uint64_t inflight_bytes = 0; ///< copies in progress into or out of the tier
   };
 
   // --- helpers (engine.cpp) ---
@@ -137,6 +138,14 @@ class Engine {
   Record& get(std::uint32_t store, std::uint64_t id);   ///< throws UnknownIdError
   void refresh_placement();
   std::uint64_t rank_of(const Record& r) const;
+  /// Whether in-transit readers came or went on a store since the last look
+  /// (StoreState::watched is updated).
+  bool readers_changed();
+  /// How long an idle helper sleeps before looking for readers that attached
+  /// meanwhile (another process cannot wake it); forever when none can.
+  std::optional<std::chrono::milliseconds> reader_check_interval() const;
+  /// A copy between src and dst starts (+1) or ends (-1): their bytes in flight.
+  void count_inflight(const Op& op, int sign);
   /// What the policies see: ranked_ and the tiers now (call refresh_placement() first).
   policies::View view();
   void apply(const std::vector<policies::Drop>& drops);

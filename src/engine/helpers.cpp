@@ -36,7 +36,15 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
         idle_version_ = seen;
         state_cv_.notify_all();
       }
-      work_cv_.wait(lock, st, [&] { return version_ != seen; });
+      // Helper 0 also wakes now and then to notice readers attaching from
+      // another process (they read file tiers: records go down for them).
+      const auto interval = index == 0 ? reader_check_interval() : std::nullopt;
+      if (!interval) {
+        work_cv_.wait(lock, st, [&] { return version_ != seen; });
+      } else if (!work_cv_.wait_for(lock, st, *interval, [&] { return version_ != seen; }) && readers_changed()) {
+        ranking_dirty_ = true;
+        ++version_;
+      }
       continue;
     }
     ++inflight_;
@@ -152,6 +160,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   }
   Record& r = *op.rec;
   r.busy = false;
+  count_inflight(op, -1);
   if (op.computed_checksum && !r.has_checksum) {
     r.checksum = op.checksum;
     r.has_checksum = true;

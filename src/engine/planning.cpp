@@ -4,6 +4,7 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "catalog/live.hpp"
 #include "engine/policies/pass.hpp"
@@ -32,6 +33,7 @@ void Engine::refresh_placement() {
   ranking_dirty_ = false;
   ranked_.clear();
   ranked_.reserve(catalog_.size());
+  readers_changed();
   const bool retention = cfg_.reader_retention == ReaderRetention::until_read;
   for (Record& r : catalog_.records()) {
     r.rank = rank_of(r);
@@ -39,6 +41,7 @@ void Engine::refresh_placement() {
     // store's live catalog (seen at the next planning pass).
     const auto& live = catalog_.store(r.store).live;
     r.for_readers = retention && live && !live->read_by_reader(r.id, r.gen);
+    r.watched = catalog_.store(r.store).watched;
     ranked_.push_back(&r);
   }
   std::sort(ranked_.begin(), ranked_.end(), [](const Record* a, const Record* b) {
@@ -95,11 +98,40 @@ void Engine::refresh_placement() {
   }
 }
 
+bool Engine::readers_changed() {
+  bool changed = false;
+  for (StoreState& s : catalog_.stores()) {
+    const bool now = s.live && s.live->readers() > 0;
+    changed |= std::exchange(s.watched, now) != now;
+  }
+  return changed;
+}
+
+std::optional<std::chrono::milliseconds> Engine::reader_check_interval() const {
+  // Only a known schedule keeps records out of the file tiers' reach (an
+  // unknown one writes behind anyway), and only a live catalog has readers.
+  if (!cfg_.live_catalog || cfg_.schedule.kind == Schedule::Kind::unknown) return std::nullopt;
+  for (const StoreState& s : catalog_.stores())
+    if (s.live && !s.watched) return std::chrono::milliseconds(100);
+  return std::nullopt;
+}
+
+void Engine::count_inflight(const Op& op, int sign) {
+  for (int t : {op.src, op.dst}) {
+    if (t <= 0) continue;
+    if (sign > 0)
+      tiers_[t].inflight_bytes += op.rec->size;
+    else
+      tiers_[t].inflight_bytes -= op.rec->size;
+  }
+}
+
 policies::View Engine::view() {
   tier_views_.resize(tiers_.size());
   for (int t = 0; t <= last(); ++t)
-    tier_views_[t] = {tier_free(t), tiers_[t].full_latched, tiers_[t].wb_active};
-  return {ranked_, tier_views_, persistent(), cfg_.schedule.kind != Schedule::Kind::unknown, flush_horizon_};
+    tier_views_[t] = {tier_free(t), tiers_[t].full_latched, tiers_[t].wb_active, tiers_[t].inflight_bytes};
+  return {ranked_, tier_views_, persistent(), cfg_.schedule.kind != Schedule::Kind::unknown, flush_horizon_,
+          last_write_bytes_ > 0};
 }
 
 void Engine::apply(const std::vector<policies::Drop>& drops) {
@@ -214,6 +246,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
     return std::nullopt;
   }
   r.busy = true;
+  count_inflight(op, +1);
   publish(r);
   return op;
 }

@@ -102,6 +102,7 @@ ReaderCore::ReaderCore(const Config& cfg, const std::string& store, int rank) : 
   m.store = store;
   m.view = catalog::live::View::open(cfg.tiers.back().path, store, rank);
   m.check_config();
+  m.view->attach_reader();
   m.tiers.resize(cfg.tiers.size());
   m.why.resize(cfg.tiers.size());
   m.why[0] = "DRAM is the writer's own memory";

@@ -57,6 +57,7 @@ class Model {
   Model(const Machine& m, const Workload& w) : m_(m), w_(w), order_(read_order(w)) {
     check();
     used_.assign(tiers(), 0);
+    inflight_.assign(tiers(), 0);
     wb_.assign(tiers(), false);
     res_.tiers.resize(tiers());
     for (std::uint32_t i = 0; i < w.records; ++i) steps_.push_back({Step::Kind::compute, w.compute_per_write_s, 0}),
@@ -328,8 +329,8 @@ class Model {
     views_[0].free_bytes = dram_free();
     views_[0].write_behind = wb_[0];
     for (int t = 1; t <= last(); ++t)
-      views_[std::size_t(t)] = {file_free(t), false, wb_[std::size_t(t)]};
-    return {ranked_, views_, m_.persistent, true, flush_horizon_};
+      views_[std::size_t(t)] = {file_free(t), false, wb_[std::size_t(t)], inflight_[std::size_t(t)]};
+    return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0};
   }
 
   void apply(const std::vector<pol::Drop>& drops) {
@@ -374,7 +375,10 @@ class Model {
                  d->purpose, now_, 0, double(r.size)};
       double lat = 0;
       for (int t : {x.src, x.dst})
-        if (t > 0) lat = std::max(lat, file(t).latency_s);
+        if (t > 0) {
+          lat = std::max(lat, file(t).latency_s);
+          inflight_[std::size_t(t)] += r.size;
+        }
       x.moving_from = now_ + lat;
       transfers_.push_back(x);
       ++res_.helper_copies;
@@ -386,6 +390,8 @@ class Model {
     if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, r.id, pol::to_string(x.why)});
     r.busy = false;
     r.copies |= bit(x.dst);
+    for (int t : {x.src, x.dst})
+      if (t > 0) inflight_[std::size_t(t)] -= r.size;
     res_.tiers[std::size_t(x.src)].bytes_out += r.size;
     res_.tiers[std::size_t(x.dst)].bytes_in += r.size;
     if (x.move) drop(r, x.src);
@@ -462,7 +468,7 @@ class Model {
   std::vector<Record*> ranked_;
   std::vector<pol::TierView> views_;
   std::uint64_t dram_used_ = 0;
-  std::vector<std::uint64_t> used_;
+  std::vector<std::uint64_t> used_, inflight_;  ///< per tier: bytes held, bytes of copies in progress
   std::vector<bool> wb_;
   std::vector<Transfer> transfers_;
   Result res_;

@@ -61,6 +61,7 @@ TEST(LiveStore, RecordsAndTheirStatesWhileTheWriterRuns) {
   auto v = View::open(cfg.tiers.back().path, "wave", 0);
   EXPECT_EQ(v->info().fingerprint, mlbs::catalog::live::config_fingerprint(cfg));
   EXPECT_FALSE(v->info().persistent);
+  v->attach_reader();  // a reader's view: the writer writes every record behind for it
   write(u, 3);
   ASSERT_TRUE(v->find(3));
   EXPECT_EQ(v->find(3)->size, kElems * sizeof(float));

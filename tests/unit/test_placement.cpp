@@ -26,7 +26,7 @@ TEST(Placement, MemoryTakesSoonestUpToCapacity) {
   EXPECT_EQ(p.in_memory, bools({1, 1, 1, 0, 0}));
 }
 
-// DRAM is an inclusive cache: records in DRAM still get a file tier.
+// Records in DRAM still get a file tier where room is left (where they go if they must leave early).
 TEST(Placement, MemoryIsInclusive) {
   Placement p = place(uniform(3, 100), 1000, {0, 0});
   EXPECT_EQ(p.in_memory, bools({1, 1, 1}));
@@ -112,7 +112,8 @@ TEST(Placement, EmptyInput) {
   EXPECT_TRUE(p.dir_tier.empty());
 }
 
-// LIFO ranking (newest first): the newest records get DRAM and the fast tier, the oldest the slow tier.
+// LIFO ranking (newest first): the newest records get DRAM, the next ones the fast tier, the oldest the slow
+// tier; DRAM's records claim no fast-tier room (DRAM and file tiers add up).
 TEST(Placement, LifoShapedSplit) {
   // Records written 0..7, ranked by minus generation: index 0 is record 7.
   std::vector<std::uint64_t> ranked_ids = {7, 6, 5, 4, 3, 2, 1, 0};
@@ -124,14 +125,14 @@ TEST(Placement, LifoShapedSplit) {
     mem_of[ranked_ids[i]] = p.in_memory[i];
   }
   EXPECT_EQ(mem_of, bools({0, 0, 0, 0, 0, 0, 1, 1}));
-  EXPECT_EQ(tier_of, (std::vector<int>{2, 2, 2, 2, 2, 1, 1, 1}));
+  EXPECT_EQ(tier_of, (std::vector<int>{2, 2, 2, 1, 1, 1, 2, 2}));
 }
 
-// FIFO ranking (oldest first): the oldest records get DRAM and the fast tier, the newest the slow tier.
+// FIFO ranking (oldest first): the oldest records get DRAM, the next ones the fast tier, the newest the slow tier.
 TEST(Placement, FifoShapedSplit) {
   Placement p = place(uniform(8, 100), 200, {0, 300, 0});
   EXPECT_EQ(p.in_memory, bools({1, 1, 0, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 1, 1, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 2, 1, 1, 1, 2, 2, 2}));
 }
 
 }  // namespace

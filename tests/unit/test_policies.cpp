@@ -27,6 +27,7 @@ struct Scene {
   bool persistent = false;
   bool prefetching = false;
   std::uint64_t horizon = 0;
+  bool writing = false;
 
   explicit Scene(std::size_t n_tiers) : tiers(n_tiers) {}
 
@@ -43,7 +44,7 @@ struct Scene {
     ranked.push_back(&r);
     return r;
   }
-  View view() const { return {ranked, tiers, persistent, prefetching, horizon}; }
+  View view() const { return {ranked, tiers, persistent, prefetching, horizon, writing}; }
 };
 
 std::vector<Drop> drops(std::initializer_list<Drop> d) { return d; }
@@ -351,6 +352,39 @@ TEST(Policies, ForReadersCopiesUnreadWritesDownOldestFirst) {
   EXPECT_FALSE(write_behind(s.view(), notes)) << "without retention nothing would go down yet";
   s.records[1].for_readers = false;
   EXPECT_FALSE(for_readers(s.view(), notes));
+}
+
+// Do no harm: no move up from a tier while copies run on it, nor while writes come down to fill the room.
+TEST(Policies, PrefetchFileWaitsForAnIdleSourceAndTheReads) {
+  Scene s(3);
+  s.prefetching = true;
+  s.add(bit(2), 1);
+  s.tiers[2].inflight_bytes = kRec;
+  Notes notes;
+  EXPECT_FALSE(prefetch_file(s.view(), notes));
+  s.tiers[2].inflight_bytes = 0;
+  s.writing = true;
+  EXPECT_FALSE(prefetch_file(s.view(), notes));
+  s.writing = false;
+  EXPECT_TRUE(prefetch_file(s.view(), notes));
+}
+
+// With a known schedule DRAM's water mark copies down only records readers watch; a flush copies down any.
+TEST(Policies, WriteBehindWithAKnownScheduleOnlyForReadersOrAFlush) {
+  Scene s(2);
+  s.add(bit(0), 1, true);
+  s.tiers[0].write_behind = true;
+  s.prefetching = true;
+  Notes notes;
+  EXPECT_FALSE(write_behind(s.view(), notes)) << "placement keeps it in DRAM: no copy is needed";
+  s.records[0].watched = true;
+  EXPECT_TRUE(write_behind(s.view(), notes)) << "readers read file tiers only";
+  s.records[0].watched = false;
+  s.horizon = 1;
+  EXPECT_TRUE(write_behind(s.view(), notes)) << "a flush still copies down";
+  s.horizon = 0;
+  s.prefetching = false;
+  EXPECT_TRUE(write_behind(s.view(), notes)) << "an unknown schedule may evict it any time";
 }
 }  // namespace
 

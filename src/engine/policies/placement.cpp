@@ -62,20 +62,29 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   }
   // Free room goes to the soonest records: newcomers take the fastest tier
   // with room; residents not held in DRAM move up into it (prefetch between
-  // file tiers). A record read from DRAM has no use for a faster file copy.
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
+  // file tiers). A record read from DRAM has no use for a faster file copy,
+  // and one only in DRAM claims no file room yet: DRAM and the file tiers
+  // hold different records, so their capacities add up.
+  auto fastest_with_room = [&](std::size_t i, std::size_t limit) {
     const PlacementItem& it = ranked[i];
     const int have = p.dir_tier[i];
-    if (have > 0 && p.in_memory[i]) continue;
-    const std::size_t limit = have > 0 ? std::size_t(have) : left.size();
     for (std::size_t t = 1; t < limit; ++t) {
       if (!usable(it, t)) continue;
       if (have > 0) give(std::size_t(have), it.bytes);
       take(t, it.bytes);
       p.dir_tier[i] = static_cast<int>(t);
-      break;
+      return;
     }
+  };
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const int have = p.dir_tier[i];
+    if (p.in_memory[i]) continue;
+    fastest_with_room(i, have > 0 ? std::size_t(have) : left.size());
   }
+  // Room nobody else needs is where a DRAM record goes if it must leave
+  // early (a flush, an unknown schedule's write-behind).
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    if (p.in_memory[i] && p.dir_tier[i] < 0) fastest_with_room(i, left.size());
   return p;
 }
 

@@ -31,8 +31,10 @@ struct Placement {
 /// admit a sooner record, since with each record read once that saves no
 /// transfer on the slower tier and costs two on the faster one. Room left
 /// goes by rank: a record without a copy takes the fastest tier with room; a
-/// resident not held in DRAM moves up into it. A record larger than what is
-/// left of a tier skips it; so do avoided tiers.
+/// resident not held in DRAM moves up into it. A record held in DRAM without
+/// a file copy claims file room only after all others (DRAM and file tiers
+/// hold different records: their capacities add up). A record larger than
+/// what is left of a tier skips it; so do avoided tiers.
 ///
 /// Records to `retain` for readers go first: each keeps the file copy it has,
 /// or takes the fastest tier with room, before any other record is placed

@@ -142,7 +142,7 @@ std::optional<Decision> prefetch_dram(const View& v, Notes&) {
 }
 
 std::optional<Decision> prefetch_file(const View& v, Notes& notes) {
-  if (!v.prefetching) return std::nullopt;
+  if (!v.prefetching || v.writing) return std::nullopt;
   for (std::size_t i = 0; i < v.ranked.size(); ++i) {
     const Record& r = *v.ranked[i];
     const int t = r.dir_target;
@@ -150,6 +150,11 @@ std::optional<Decision> prefetch_file(const View& v, Notes& notes) {
     const int src = fastest_copy(r, v.last(), 0);
     if (src <= t) continue;            // none below, or file_tier_moves' case
     if (r.copies & bit(0)) continue;   // DRAM has it: write-behind copies it from there
+    // Do no harm: the source's bandwidth goes to the copies it is busy with
+    // (often the bottleneck's): move up only when it is idle, and not while
+    // writes come down: they will fill the room, and a record moved up now
+    // sends a newer one to the slower tier instead (one more copy there).
+    if (v.tiers[src].inflight_bytes > 0) continue;
     if (auto drops = file_room(v, t, r.size, i, notes)) return copy(Purpose::prefetch_file, i, src, t, std::move(*drops));
   }
   return std::nullopt;
@@ -187,12 +192,18 @@ std::optional<Decision> for_readers(const View& v, Notes& notes) {
 }
 
 std::optional<Decision> write_behind(const View& v, Notes& notes) {
+  // With a known schedule placement already sends down what must leave DRAM
+  // (drain_dram, one write ahead); copying the records it keeps there would
+  // spend bandwidth and file room on copies never read. Early copies are for
+  // an unknown schedule's sudden evictions, for readers (they read only file
+  // tiers), and for flush().
   const bool over_mark = v.tiers[0].write_behind;
   if (!over_mark && v.flush_horizon == 0) return std::nullopt;
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     if (!idle(r) || r.copies != bit(0) || r.dir_target < 0) continue;
-    if (!over_mark && r.gen > v.flush_horizon) continue;
+    const bool due = r.gen <= v.flush_horizon || (over_mark && (!v.prefetching || r.watched));
+    if (!due) continue;
     if (auto drops = file_room(v, r.dir_target, r.size, i, notes))
       return copy(Purpose::write_behind, i, 0, r.dir_target, std::move(*drops));
   }

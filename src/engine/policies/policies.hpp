@@ -52,8 +52,9 @@ std::optional<Decision> file_tier_moves(const View& v, Notes& notes);
 ///    while DRAM has room; never out of order (a later record does not
 ///    overtake one that does not fit yet).
 std::optional<Decision> prefetch_dram(const View& v, Notes& notes);
-/// 5. Known schedule: records below their target file tier move up to it
-///    (those in DRAM are left to write-behind, which copies from DRAM).
+/// 5. Known schedule, reads under way: records below their target file tier
+///    move up to it when their tier has no copy in progress (those in DRAM
+///    are left to write-behind, which copies from DRAM).
 std::optional<Decision> prefetch_file(const View& v, Notes& notes);
 /// 6. Persistent mode: the oldest write owing durability that is due (its
 ///    generation is within the flush horizon, or a tier holding it is over
@@ -62,9 +63,11 @@ std::optional<Decision> persist(const View& v, Notes& notes);
 /// 7. Reader retention: a write no reader has read yet that is only in DRAM
 ///    gets its file copy now, oldest write first (readers read file tiers).
 std::optional<Decision> for_readers(const View& v, Notes& notes);
-/// 8. Write-behind: while DRAM is over its high water mark (or a flush asks),
-///    dirty DRAM records get their file copy, furthest next use first, so
-///    their slots can be reclaimed at once.
+/// 8. Write-behind: while DRAM is over its high water mark, dirty DRAM
+///    records get their file copy, furthest next use first, so their slots
+///    can be reclaimed at once; with a known schedule only those of stores
+///    with in-transit readers attached (Record::watched). A flush asks it of
+///    every record up to its horizon.
 std::optional<Decision> write_behind(const View& v, Notes& notes);
 
 /// The first decision of the policies above, in that order (their priority).

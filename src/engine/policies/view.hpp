@@ -29,6 +29,8 @@ struct TierView {
   /// Dirty bytes crossed the high water mark and have not yet fallen to the
   /// low one (see write_behind_active()).
   bool write_behind = false;
+  /// Bytes of the copies in progress into or out of the tier.
+  std::uint64_t inflight_bytes = 0;
 };
 
 struct View {
@@ -40,6 +42,9 @@ struct View {
   bool persistent = false;          ///< the last tier must end up with every record
   bool prefetching = false;         ///< the schedule is known: fetch ahead of reads
   std::uint64_t flush_horizon = 0;  ///< records with gen <= this are due on their tier now
+  /// The last call was a write: the file tiers' room is being filled by
+  /// records coming down, not freed by reads.
+  bool writing = false;
 
   int last() const noexcept { return static_cast<int>(tiers.size()) - 1; }
 };

@@ -1,0 +1,112 @@
+// The simulator against a real run on this machine (docs/simulator.md):
+// an RTM-shaped application (compute, then a snapshot written, N times;
+// then each snapshot read back newest first, then compute) runs through a
+// real Runtime whose two directory tiers are capped below the disk's speed,
+// and through mlbs-sim's model of the same machine. Prints both walls and
+// their ratio; exits 1 when the model is off by more than --tolerance
+// (default 10%), 77 (skipped) under a sanitizer, whose overhead the model
+// does not know.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "mlbs/mlbs.hpp"
+#include "sim/sim.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+
+struct Setup {
+  std::uint32_t records = 24;
+  std::uint64_t record_bytes = 8 * kMiB;
+  std::uint64_t dram_bytes = 32 * kMiB;
+  std::uint64_t fast_bytes = 64 * kMiB;
+  std::uint64_t fast_bw = 512 * kMiB;
+  std::uint64_t slow_bw = 128 * kMiB;
+  double compute_s = 0.02;  ///< per write and per read
+  unsigned helpers = 2;
+};
+
+/// The application's compute: the core is busy for `s` (a kernel, not a wait).
+void compute(double s) {
+  const auto end = Clock::now() + std::chrono::duration<double>(s);
+  volatile double x = 1.0;
+  while (Clock::now() < end)
+    for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;
+}
+
+double real_run(const Setup& s, const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(s.dram_bytes), mlbs::Tier::directory((dir / "fast").string(), s.fast_bytes),
+               mlbs::Tier::directory((dir / "slow").string())};
+  cfg.tiers[1].bandwidth_bytes_per_s = s.fast_bw;
+  cfg.tiers[2].bandwidth_bytes_per_s = s.slow_bw;
+  cfg.helper_threads = s.helpers;
+  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.live_catalog = false;
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", s.record_bytes / sizeof(float));
+  std::fill(u.begin(), u.end(), 1.0f);
+  const auto t0 = Clock::now();
+  for (std::uint32_t i = 0; i < s.records; ++i) {
+    compute(s.compute_s);
+    u.write(i);
+  }
+  for (std::uint32_t i = s.records; i-- > 0;) {
+    u.read(i);
+    compute(s.compute_s);
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double simulated(const Setup& s) {
+  mlbs::sim::Machine m;
+  m.dram_bytes = s.dram_bytes;
+  m.helpers = s.helpers;
+  m.tiers = {{s.fast_bytes, double(s.fast_bw), 0, 1.0}, {0, double(s.slow_bw), 0, 1.0}};
+  mlbs::sim::Workload w;
+  w.record_bytes = s.record_bytes;
+  w.records = s.records;
+  w.compute_per_write_s = w.compute_per_read_s = s.compute_s;
+  w.schedule = mlbs::Schedule::Kind::lifo;
+  return mlbs::sim::simulate(m, w).wall_s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::puts("sim-check: skipped under a sanitizer (the model does not know its overhead)");
+  return 77;
+#endif
+  double tolerance = 0.10;
+  fs::path dir = fs::temp_directory_path() / ("mlbs-sim-check-" + std::to_string(::getpid()));
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--tolerance") tolerance = std::atof(argv[i + 1]);
+    if (a == "--dir") dir = fs::path(argv[i + 1]) / ("sim-check-" + std::to_string(::getpid()));
+  }
+  const Setup s;
+  std::vector<double> walls;
+  for (int k = 0; k < 3; ++k) walls.push_back(real_run(s, dir));
+  fs::remove_all(dir);
+  std::sort(walls.begin(), walls.end());
+  const double real = walls[1];  // the median of three: one disturbed run does not decide
+  const double model = simulated(s);
+  const double off = real / model - 1.0;
+  std::printf("sim-check: real wall %.3f s (median of %.3f %.3f %.3f), simulated %.3f s: %+.1f%% (tolerance %.0f%%)\n",
+              real, walls[0], walls[1], walls[2], model, 100 * off, 100 * tolerance);
+  return std::abs(off) <= tolerance ? 0 : 1;
+}
