@@ -82,9 +82,15 @@ struct Schedule {
   enum class Kind { fifo, lifo, explicit_order, unknown };
   Kind kind = Kind::lifo;
   std::vector<std::uint64_t> order;   ///< explicit_order: ids in the order they will be read
+  /// lifo: a hint of how many records each store will hold when its writes
+  /// end ("lifo:N"); 0 = not known. Placement then reserves DRAM and the fast
+  /// tiers for the records still to come, so the first records go straight
+  /// to the tier they will end on and the slowest tier works from the start
+  /// (docs/architecture.md, "Placement"). A wrong hint costs only speed.
+  std::uint64_t expected_records = 0;
 
   static Schedule fifo() { return {Kind::fifo, {}}; }
-  static Schedule lifo() { return {Kind::lifo, {}}; }
+  static Schedule lifo(std::uint64_t expected_records = 0) { return {Kind::lifo, {}, expected_records}; }
   static Schedule explicit_order(std::vector<std::uint64_t> ids) {
     return {Kind::explicit_order, std::move(ids)};
   }

@@ -107,7 +107,6 @@ class Engine {
     std::uint64_t node_free_seen = 0; ///< node->node_free() at the last placement
     std::uint64_t quota_limit = 0;    ///< node->limit() at the last placement (acquire re-checks it)
     std::uint64_t demand = 0;         ///< bytes placement would put here, last published
-    std::uint64_t inflight_bytes = 0; ///< copies in progress into or out of the tier
   };
 
   // --- helpers (engine.cpp) ---
@@ -144,8 +143,6 @@ class Engine {
   /// How long an idle helper sleeps before looking for readers that attached
   /// meanwhile (another process cannot wake it); forever when none can.
   std::optional<std::chrono::milliseconds> reader_check_interval() const;
-  /// A copy between src and dst starts (+1) or ends (-1): their bytes in flight.
-  void count_inflight(const Op& op, int sign);
   /// What the policies see: ranked_ and the tiers now (call refresh_placement() first).
   policies::View view();
   void apply(const std::vector<policies::Drop>& drops);

@@ -160,7 +160,6 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   }
   Record& r = *op.rec;
   r.busy = false;
-  count_inflight(op, -1);
   if (op.computed_checksum && !r.has_checksum) {
     r.checksum = op.checksum;
     r.has_checksum = true;

@@ -66,7 +66,18 @@ void Engine::refresh_placement() {
       cap = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
     }
   }
-  policies::place_records(ranked_, limits);
+  // LIFO with a hint of the record count: the records still to come will be
+  // read first, so they claim DRAM and the fast tiers ahead of those written
+  // (each store's, the size of the last write).
+  std::uint64_t coming = 0;
+  if (cfg_.schedule.kind == Schedule::Kind::lifo && cfg_.schedule.expected_records)
+    for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {
+      if (!catalog_.store(s).open) continue;
+      std::uint64_t held = 0;
+      for ([[maybe_unused]] const Record& r : catalog_.records_in(s)) ++held;
+      coming += policies::records_to_come(cfg_.schedule.expected_records, held, last_write_bytes_ > 0);
+    }
+  policies::place_records(ranked_, limits, coming, last_write_bytes_);
   // Shared tiers: publish what this rank would keep there if it had the room
   // (everything placement sends below DRAM to that tier or further down), so
   // the node's ranks divide the budget by what each needs.
@@ -116,20 +127,10 @@ std::optional<std::chrono::milliseconds> Engine::reader_check_interval() const {
   return std::nullopt;
 }
 
-void Engine::count_inflight(const Op& op, int sign) {
-  for (int t : {op.src, op.dst}) {
-    if (t <= 0) continue;
-    if (sign > 0)
-      tiers_[t].inflight_bytes += op.rec->size;
-    else
-      tiers_[t].inflight_bytes -= op.rec->size;
-  }
-}
-
 policies::View Engine::view() {
   tier_views_.resize(tiers_.size());
   for (int t = 0; t <= last(); ++t)
-    tier_views_[t] = {tier_free(t), tiers_[t].full_latched, tiers_[t].wb_active, tiers_[t].inflight_bytes};
+    tier_views_[t] = {tier_free(t), tiers_[t].full_latched, tiers_[t].wb_active};
   return {ranked_, tier_views_, persistent(), cfg_.schedule.kind != Schedule::Kind::unknown, flush_horizon_,
           last_write_bytes_ > 0};
 }
@@ -246,7 +247,6 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
     return std::nullopt;
   }
   r.busy = true;
-  count_inflight(op, +1);
   publish(r);
   return op;
 }

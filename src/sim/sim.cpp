@@ -57,7 +57,6 @@ class Model {
   Model(const Machine& m, const Workload& w) : m_(m), w_(w), order_(read_order(w)) {
     check();
     used_.assign(tiers(), 0);
-    inflight_.assign(tiers(), 0);
     wb_.assign(tiers(), false);
     res_.tiers.resize(tiers());
     for (std::uint32_t i = 0; i < w.records; ++i) steps_.push_back({Step::Kind::compute, w.compute_per_write_s, 0}),
@@ -308,7 +307,11 @@ class Model {
     limits.file_bytes.assign(std::size_t(tiers()), 0);
     for (int t = 1; t <= last(); ++t)
       limits.file_bytes[std::size_t(t)] = pol::file_limit(file(t).capacity_bytes, file(t).high_water, m_.persistent);
-    pol::place_records(ranked_, limits);
+    const std::uint64_t coming =
+        w_.hint_records && w_.schedule == Schedule::Kind::lifo
+            ? pol::records_to_come(w_.records, records_.size(), last_write_ > 0)
+            : 0;
+    pol::place_records(ranked_, limits, coming, last_write_);
     const auto dirty = pol::dirty_bytes(ranked_, tiers(), m_.persistent);
     for (int t = 0; t < last(); ++t) {
       // DRAM writes behind continuously by default (Tier::memory's marks 0/0).
@@ -329,7 +332,7 @@ class Model {
     views_[0].free_bytes = dram_free();
     views_[0].write_behind = wb_[0];
     for (int t = 1; t <= last(); ++t)
-      views_[std::size_t(t)] = {file_free(t), false, wb_[std::size_t(t)], inflight_[std::size_t(t)]};
+      views_[std::size_t(t)] = {file_free(t), false, wb_[std::size_t(t)]};
     return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0};
   }
 
@@ -375,10 +378,7 @@ class Model {
                  d->purpose, now_, 0, double(r.size)};
       double lat = 0;
       for (int t : {x.src, x.dst})
-        if (t > 0) {
-          lat = std::max(lat, file(t).latency_s);
-          inflight_[std::size_t(t)] += r.size;
-        }
+        if (t > 0) lat = std::max(lat, file(t).latency_s);
       x.moving_from = now_ + lat;
       transfers_.push_back(x);
       ++res_.helper_copies;
@@ -390,8 +390,6 @@ class Model {
     if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, r.id, pol::to_string(x.why)});
     r.busy = false;
     r.copies |= bit(x.dst);
-    for (int t : {x.src, x.dst})
-      if (t > 0) inflight_[std::size_t(t)] -= r.size;
     res_.tiers[std::size_t(x.src)].bytes_out += r.size;
     res_.tiers[std::size_t(x.dst)].bytes_in += r.size;
     if (x.move) drop(r, x.src);
@@ -468,7 +466,7 @@ class Model {
   std::vector<Record*> ranked_;
   std::vector<pol::TierView> views_;
   std::uint64_t dram_used_ = 0;
-  std::vector<std::uint64_t> used_, inflight_;  ///< per tier: bytes held, bytes of copies in progress
+  std::vector<std::uint64_t> used_;  ///< per tier: bytes held
   std::vector<bool> wb_;
   std::vector<Transfer> transfers_;
   Result res_;

@@ -51,6 +51,9 @@ struct Workload {
   /// explicit_order: ids in read order (an id may repeat); lifo and fifo
   /// read every record once, newest or oldest first.
   std::vector<std::uint64_t> order;
+  /// lifo: the planner is told how many records will come
+  /// (Schedule::expected_records, "lifo:N").
+  bool hint_records = false;
 };
 
 struct TierTotals {

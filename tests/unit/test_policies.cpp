@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/policies/pass.hpp"
 #include "engine/policies/policies.hpp"
 #include "engine/policies/ranking.hpp"
 
@@ -354,16 +355,13 @@ TEST(Policies, ForReadersCopiesUnreadWritesDownOldestFirst) {
   EXPECT_FALSE(for_readers(s.view(), notes));
 }
 
-// Do no harm: no move up from a tier while copies run on it, nor while writes come down to fill the room.
-TEST(Policies, PrefetchFileWaitsForAnIdleSourceAndTheReads) {
+// Do no harm: no move up between file tiers while writes come down to fill the room.
+TEST(Policies, PrefetchFileWaitsForTheReads) {
   Scene s(3);
   s.prefetching = true;
   s.add(bit(2), 1);
-  s.tiers[2].inflight_bytes = kRec;
-  Notes notes;
-  EXPECT_FALSE(prefetch_file(s.view(), notes));
-  s.tiers[2].inflight_bytes = 0;
   s.writing = true;
+  Notes notes;
   EXPECT_FALSE(prefetch_file(s.view(), notes));
   s.writing = false;
   EXPECT_TRUE(prefetch_file(s.view(), notes));
@@ -385,6 +383,31 @@ TEST(Policies, WriteBehindWithAKnownScheduleOnlyForReadersOrAFlush) {
   s.horizon = 0;
   s.prefetching = false;
   EXPECT_TRUE(write_behind(s.view(), notes)) << "an unknown schedule may evict it any time";
+}
+
+// A hint of records to come (LIFO): they claim DRAM and the fast tier first, so those written go where they will end.
+TEST(Pass, RecordsToComeClaimDramAndTheFastTierFirst) {
+  std::deque<Record> recs(4);
+  std::vector<Record*> ranked;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    recs[i].size = kRec;
+    recs[i].gen = 4 - i;  // ranked newest first
+    recs[i].copies = bit(0);
+    ranked.push_back(&recs[i]);
+  }
+  const Limits limits{2 * kRec, {0, 2 * kRec, 0}};
+  place_records(ranked, limits);
+  EXPECT_TRUE(recs[0].want_mem && recs[1].want_mem && !recs[2].want_mem);
+  EXPECT_EQ(recs[2].dir_target, 1);
+  place_records(ranked, limits, 2, kRec);
+  for (const Record& r : recs) EXPECT_FALSE(r.want_mem) << "the two to come take DRAM";
+  EXPECT_EQ(recs[0].dir_target, 1);
+  EXPECT_EQ(recs[1].dir_target, 1);
+  EXPECT_EQ(recs[3].dir_target, 2) << "the oldest go straight to the slow tier";
+  EXPECT_EQ(records_to_come(10, 4, true), 5u) << "the next write has its room in the headroom";
+  EXPECT_EQ(records_to_come(10, 9, true), 0u);
+  EXPECT_EQ(records_to_come(10, 12, true), 0u) << "more than the hint: as without it";
+  EXPECT_EQ(records_to_come(10, 4, false), 0u) << "reads began: nothing more comes";
 }
 }  // namespace
 

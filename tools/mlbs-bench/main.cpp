@@ -240,6 +240,7 @@ struct Run {
                         {"layout", mlbs::to_string(o.layout)},
                         {"reader_retention", mlbs::to_string(o.reader_retention)},
                         {"read_order", plan.fifo ? "fifo" : "lifo"},
+                        {"hint_records", o.hint_records},
                         {"compute", o.compute ? "stencil" : "none"},
                         {"helper_threads", o.helper_threads},
                         {"io_chunk_bytes", o.io_chunk_bytes},
@@ -320,6 +321,8 @@ int main(int argc, char** argv) {
   app.add_option("--slow-bw", slow_bw_s, "bandwidth cap of the slow tier, bytes/s (e.g. 200MiB); 0 = none; "
                                          "per rank under MPI");
   app.add_option("--fast-bw", fast_bw_s, "bandwidth cap of the fast tier, bytes/s; 0 = none; per rank under MPI");
+  app.add_flag("--hint-records", o.hint_records, "mlbs: tell the LIFO schedule how many snapshots will come "
+                                                "(schedule lifo:N)");
   app.add_option("--helper-threads", o.helper_threads, "mlbs helper threads")->capture_default_str()
       ->check(CLI::Range(1u, 64u));
   app.add_option("--durability", durability_s, "scratch|persistent")->capture_default_str()

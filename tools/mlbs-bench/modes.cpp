@@ -722,7 +722,7 @@ mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs
   slow.bandwidth_bytes_per_s = o.slow.bandwidth_bytes_per_s;
   cfg.tiers.push_back(slow);
   if (writebehind) cfg.schedule = mlbs::Schedule::unknown();
-  else cfg.schedule = plan.fifo ? mlbs::Schedule::fifo() : mlbs::Schedule::lifo();
+  else cfg.schedule = plan.fifo ? mlbs::Schedule::fifo() : mlbs::Schedule::lifo(o.hint_records ? plan.snapshots : 0);
   cfg.durability = o.durability;
   cfg.layout = o.layout;
   cfg.helper_threads = o.helper_threads;

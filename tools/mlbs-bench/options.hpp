@@ -45,6 +45,9 @@ struct Options {
   /// The mlbs modes' Config::reader_retention (--reader-retention): what the
   /// insitu workload's writer keeps for its reader, alone and with it.
   mlbs::ReaderRetention reader_retention = mlbs::ReaderRetention::none;
+  /// --hint-records: the mlbs modes' LIFO schedule carries the snapshot count
+  /// (Schedule::lifo(N), "lifo:N"), as an RTM code that knows its time steps can.
+  bool hint_records = false;
   std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite of the baselines
   std::string out_dir = "./mlbs-bench-out";
   std::string json_path;

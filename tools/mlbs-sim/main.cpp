@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--order", order, "explicit read order: record ids, repeats allowed")->delimiter(',');
   app.add_flag("--persistent", m.persistent, "every record also durable on the last tier");
+  app.add_flag("--hint", w.hint_records, "lifo: tell the planner how many records will come (schedule lifo:N)");
   app.add_flag("--recommend", recommend, "sweep the DRAM budget and recommend the smallest with blocking <= 2%");
   app.add_option("--json", json, "also write the results as JSON to this file");
   app.add_flag("--timeline", m.timeline, "print every helper copy and every wait of the application");

@@ -161,14 +161,20 @@ Layout parse_layout_at(std::string_view text, const Where& where) {
 Schedule parse_schedule_at(std::string_view text, const Where& where) {
   const std::string_view s = trim(text);
   if (s == "lifo") return Schedule::lifo();
+  if (s.starts_with("lifo:")) {
+    const auto n = to_integer<std::uint64_t>(trim(s.substr(5)));
+    if (!n || *n == 0)
+      where.fail(fmt::format("'{}': expected lifo:N with N the number of records a store will hold (N >= 1)", s));
+    return Schedule::lifo(*n);
+  }
   if (s == "fifo") return Schedule::fifo();
   if (s == "unknown") return Schedule::unknown();
-  if (s.empty()) where.fail("empty schedule (expected fifo, lifo, unknown or a list of ids like 3,1,2)");
+  if (s.empty()) where.fail("empty schedule (expected fifo, lifo, lifo:N, unknown or a list of ids like 3,1,2)");
   std::vector<std::uint64_t> ids;
   for (const std::string_view part : split(s, ',')) {
     const auto id = to_integer<std::uint64_t>(trim(part));
     if (!id)
-      where.fail(fmt::format("'{}' is not a schedule (expected fifo, lifo, unknown or a list of ids like 3,1,2)", s));
+      where.fail(fmt::format("'{}' is not a schedule (expected fifo, lifo, lifo:N, unknown or a list of ids like 3,1,2)", s));
     ids.push_back(*id);
   }
   return Schedule::explicit_order(std::move(ids));

@@ -19,17 +19,23 @@ std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persist
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(double(capacity) * high_water));
 }
 
-void place_records(std::span<catalog::Record* const> ranked, const Limits& limits) {
+void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, std::uint64_t coming,
+                   std::uint64_t coming_bytes) {
   const int last = static_cast<int>(limits.file_bytes.size()) - 1;
-  std::vector<PlacementItem> items;
-  items.reserve(ranked.size());
+  if (!coming_bytes) coming = 0;
+  std::vector<PlacementItem> items(coming, PlacementItem{coming_bytes, detail::round_up_block(coming_bytes), 0});
+  items.reserve(coming + ranked.size());
   for (const catalog::Record* r : ranked)
     items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, last, 0), r->for_readers});
   const Placement p = place(items, limits.dram_bytes, limits.file_bytes);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
-    ranked[i]->want_mem = p.in_memory[i];
-    ranked[i]->dir_target = p.dir_tier[i];
+    ranked[i]->want_mem = p.in_memory[coming + i];
+    ranked[i]->dir_target = p.dir_tier[coming + i];
   }
+}
+
+std::uint64_t records_to_come(std::uint64_t expected, std::uint64_t store_records, bool writing) {
+  return writing && expected > store_records + 1 ? expected - store_records - 1 : 0;
 }
 
 std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked, int tiers, bool persistent) {

@@ -28,8 +28,18 @@ std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std:
 std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persistent);
 
 /// Places `ranked` (soonest next use first, see place()) within `limits` and
-/// stores the answer in each record's want_mem and dir_target.
-void place_records(std::span<catalog::Record* const> ranked, const Limits& limits);
+/// stores the answer in each record's want_mem and dir_target. `coming`
+/// records (not written yet, known from a schedule's hint) of `coming_bytes`
+/// each rank before all of them: they claim DRAM and the fast tiers first,
+/// so the records written already go where they will end.
+void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, std::uint64_t coming = 0,
+                   std::uint64_t coming_bytes = 0);
+
+/// LIFO with Schedule::expected_records: the records still to come after
+/// the next one, of `store_records` written (the next write, in progress or
+/// not, has its room in dram_limit()'s headroom); 0 once reads began
+/// (`writing` false).
+std::uint64_t records_to_come(std::uint64_t expected, std::uint64_t store_records, bool writing);
 
 /// Dirty bytes of each tier above the last (see dirty_on()); `tiers` entries.
 std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked, int tiers, bool persistent);

@@ -142,6 +142,9 @@ std::optional<Decision> prefetch_dram(const View& v, Notes&) {
 }
 
 std::optional<Decision> prefetch_file(const View& v, Notes& notes) {
+  // Do no harm: not while writes come down. They will fill the room, and a
+  // record moved up now would send a newer one to the slower tier instead
+  // (one more copy there, often the bottleneck).
   if (!v.prefetching || v.writing) return std::nullopt;
   for (std::size_t i = 0; i < v.ranked.size(); ++i) {
     const Record& r = *v.ranked[i];
@@ -150,11 +153,6 @@ std::optional<Decision> prefetch_file(const View& v, Notes& notes) {
     const int src = fastest_copy(r, v.last(), 0);
     if (src <= t) continue;            // none below, or file_tier_moves' case
     if (r.copies & bit(0)) continue;   // DRAM has it: write-behind copies it from there
-    // Do no harm: the source's bandwidth goes to the copies it is busy with
-    // (often the bottleneck's): move up only when it is idle, and not while
-    // writes come down: they will fill the room, and a record moved up now
-    // sends a newer one to the slower tier instead (one more copy there).
-    if (v.tiers[src].inflight_bytes > 0) continue;
     if (auto drops = file_room(v, t, r.size, i, notes)) return copy(Purpose::prefetch_file, i, src, t, std::move(*drops));
   }
   return std::nullopt;

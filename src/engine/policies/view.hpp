@@ -29,8 +29,6 @@ struct TierView {
   /// Dirty bytes crossed the high water mark and have not yet fallen to the
   /// low one (see write_behind_active()).
   bool write_behind = false;
-  /// Bytes of the copies in progress into or out of the tier.
-  std::uint64_t inflight_bytes = 0;
 };
 
 struct View {
