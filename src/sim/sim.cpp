@@ -215,6 +215,7 @@ class Model {
     pending_ = 0;
     res_.bytes_written += r->size;
     res_.tiers[0].bytes_in += r->size;
+    if (gen_ == w_.records) res_.write_phase_s = now_;
     by_id_[r->id] = r.get();
     records_.push_back(std::move(r));
   }

@@ -65,6 +65,8 @@ TEST(Sim, SpillGoesDownAndComesBackWithinCapacity) {
   EXPECT_GE(r.tiers[2].bytes_in, 128 * kMiB) << "capacity forces 256 - 32 - 96 MiB to the slow tier";
   EXPECT_NEAR(r.least_io_s, 2 * 128.0 / 200.0, 1e-6);
   EXPECT_GT(r.blocked_s(), 0.0);
+  EXPECT_GT(r.write_phase_s, 0.0);
+  EXPECT_LT(r.write_phase_s, r.wall_s) << "the reads come after the last write";
 }
 
 // Compute-bound: the helpers hide the I/O; blocking is a small share of wall.
