@@ -4,6 +4,7 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "catalog/live.hpp"
@@ -44,9 +45,7 @@ void Engine::refresh_placement() {
     r.watched = catalog_.store(r.store).watched;
     ranked_.push_back(&r);
   }
-  std::sort(ranked_.begin(), ranked_.end(), [](const Record* a, const Record* b) {
-    return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
-  });
+  policies::order_by_rank(ranked_);
 
   policies::Limits limits;
   limits.dram_bytes = policies::dram_limit(mem_->capacity(), pending_bytes_, last_write_bytes_);
@@ -73,8 +72,7 @@ void Engine::refresh_placement() {
   if (cfg_.schedule.kind == Schedule::Kind::lifo && cfg_.schedule.expected_records)
     for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {
       if (!catalog_.store(s).open) continue;
-      std::uint64_t held = 0;
-      for ([[maybe_unused]] const Record& r : catalog_.records_in(s)) ++held;
+      const auto held = static_cast<std::uint64_t>(std::ranges::distance(catalog_.records_in(s)));
       coming += policies::records_to_come(cfg_.schedule.expected_records, held, last_write_bytes_ > 0);
     }
   policies::place_records(ranked_, limits, coming, last_write_bytes_);

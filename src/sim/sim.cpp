@@ -246,9 +246,10 @@ class Model {
     double t = direct_s;
     if (r.copies & bit(0)) {
       res_.tiers[0].bytes_out += r.size;
-      if (again || r.busy) {
-        t += double(r.size) / m_.copy_bytes_per_s;
-        res_.copy_s += double(r.size) / m_.copy_bytes_per_s;
+      if (again || r.busy) {  // copied out of the slot, not handed over
+        const double copy = double(r.size) / m_.copy_bytes_per_s;
+        t += copy;
+        res_.copy_s += copy;
       }
     }
     if (!again && !m_.persistent) release(r);
@@ -300,9 +301,7 @@ class Model {
       r.rank = pol::next_use_rank(r, w_.schedule, pos, consumed_[r.id]);
       ranked_.push_back(&r);
     }
-    std::sort(ranked_.begin(), ranked_.end(), [](const Record* a, const Record* b) {
-      return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
-    });
+    pol::order_by_rank(ranked_);
     pol::Limits limits;
     limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, last_write_);
     limits.file_bytes.assign(std::size_t(tiers()), 0);

@@ -84,7 +84,7 @@ nlohmann::json to_json(const Machine& m, const Result& r) {
           {"helper_copies", r.helper_copies}, {"tiers", tiers}};
 }
 
-void print(const Machine& m, const Result& r) {
+void print(const Result& r) {
   fmt::print("wall {:.4f} s   physical bound {:.4f} s ({:.3f}x)   compute {:.4f} s   least I/O {:.4f} s\n", r.wall_s,
              r.bound_s, r.bound_s > 0 ? r.wall_s / r.bound_s : 0.0, r.compute_s, r.least_io_s);
   fmt::print("blocked {:.4f} s ({:.1f}% of wall): writes {:.4f} s, reads {:.4f} s, flush {:.4f} s\n", r.blocked_s(),
@@ -94,7 +94,6 @@ void print(const Machine& m, const Result& r) {
     fmt::print("{:<6} {:>12} {:>12} {:>12} {:>7.1f}%\n", t, bytes(double(r.tiers[t].bytes_in)),
                bytes(double(r.tiers[t].bytes_out)), bytes(double(r.tiers[t].peak_used_bytes)),
                t && r.wall_s > 0 ? 100 * r.tiers[t].busy_s / r.wall_s : 0.0);
-  (void)m;
 }
 
 }  // namespace
@@ -145,7 +144,7 @@ int main(int argc, char** argv) {
     nlohmann::json out;
     if (!recommend) {
       const Result r = mlbs::sim::simulate(m, w);
-      print(m, r);
+      print(r);
       for (const mlbs::sim::Span& sp : r.timeline)
         fmt::print("{:9.4f} {:9.4f}  {:<28} id {:<5} {}\n", sp.start_s, sp.end_s, sp.what, sp.id,
                    sp.src < 0 ? std::string() : fmt::format("{} -> {}", sp.src, sp.dst));

@@ -19,6 +19,12 @@ std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persist
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(double(capacity) * high_water));
 }
 
+void order_by_rank(std::vector<catalog::Record*>& records) {
+  std::sort(records.begin(), records.end(), [](const catalog::Record* a, const catalog::Record* b) {
+    return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
+  });
+}
+
 void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, std::uint64_t coming,
                    std::uint64_t coming_bytes) {
   const int last = static_cast<int>(limits.file_bytes.size()) - 1;

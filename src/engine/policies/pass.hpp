@@ -27,6 +27,9 @@ std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std:
 /// mark of it (headroom for bursts; a file tier holds one copy per record).
 std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persistent);
 
+/// Sorts records soonest next use first (Record::rank), write order between equals.
+void order_by_rank(std::vector<catalog::Record*>& records);
+
 /// Places `ranked` (soonest next use first, see place()) within `limits` and
 /// stores the answer in each record's want_mem and dir_target. `coming`
 /// records (not written yet, known from a schedule's hint) of `coming_bytes`
