@@ -204,13 +204,20 @@ std::optional<Engine::Op> Engine::plan() {
     removing_.insert({op.tier, op.space, op.id, op.gen});
     return op;
   }
-  if (shared_quota_moved()) ranking_dirty_ = true;
-  refresh_placement();
   for (;;) {
+    if (shared_quota_moved()) ranking_dirty_ = true;
+    refresh_placement();
     policies::Notes notes;
     std::optional<policies::Decision> d = policies::next(view(), notes);
     for (std::size_t t = 0; t < notes.stalls.size(); ++t) tiers_[t].stats.stalls += notes.stalls[t];
-    if (!d) return std::nullopt;
+    if (!d) {
+      // A shared tier's free room is read live by the view but was planned
+      // with as it stood before: another rank's take in between can stall a
+      // record placed there. Rest only on a pass that saw one node state;
+      // another rank's take wakes no one here (only demands are announced).
+      if (shared_quota_moved()) continue;
+      return std::nullopt;
+    }
     apply(d->drops);
     if (d->purpose == policies::Purpose::drop_strays) continue;  // nothing to copy: plan on
     return copy_op(*ranked_[d->record], d->src, d->dst, d->purpose);
