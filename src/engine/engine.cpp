@@ -105,6 +105,9 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
         Lock lock(mu_);
         if (!stopping_) touch();
       });
+  // Last: pre-faulting the DRAM budget stalls every mmap while it runs, and
+  // the set-up above (threads, rings, buffers) is mostly mmaps.
+  mem_->start_prefault();
 }
 
 Engine::~Engine() { shutdown(); }

@@ -222,6 +222,22 @@ TEST(SlotPool, DestroyedWhilePrefaulting) {
   SUCCEED();
 }
 
+// A pool made to wait (as a runtime's is, until its set-up is done) populates nothing before start_prefault(), then all of it; slots work either way.
+TEST(SlotPool, PrefaultingWaitsForItsStart) {
+  constexpr std::size_t kBytes = 8u << 20;
+  SlotPool pool(kBytes, false);
+  auto b = pool.allocate(kPage);
+  ASSERT_TRUE(b);
+  std::memset(b->data(), 0x3c, kPage);
+  EXPECT_EQ(pool.prefaulted_bytes(), 0u);
+  pool.start_prefault();
+  pool.start_prefault();  // once
+  pool.wait_prefaulted();
+  EXPECT_EQ(pool.prefaulted_bytes(), kBytes);
+  EXPECT_EQ(b->data()[kPage - 1], std::byte{0x3c});
+  pool.release(std::move(*b));
+}
+
 // An empty budget has nothing to pre-fault: waiting for it returns at once.
 TEST(SlotPool, EmptyPoolIsPrefaulted) {
   SlotPool pool(0);

@@ -5,7 +5,11 @@
 
 namespace mlbs::tiers {
 
-MemoryBackend::MemoryBackend(int index, Tier desc) : Backend(index, desc), pool_(desc.capacity_bytes) {}
+MemoryBackend::MemoryBackend(int index, Tier desc) : Backend(index, desc), pool_(desc.capacity_bytes, false) {}
+
+// Without the lock: it touches only the arena (thread-safe) and a flag no
+// other call reads, and its first step may take a while.
+void MemoryBackend::start_prefault() { pool_.start_prefault(); }
 
 std::uint64_t MemoryBackend::free_bytes() const {
   std::lock_guard lock(mu_);

@@ -26,6 +26,9 @@ class MemoryBackend final : public Backend {
   MemoryBackend(int index, Tier desc);
 
   std::uint64_t capacity() const noexcept { return pool_.capacity(); }
+  /// Starts pre-faulting the pool (SlotPool::start_prefault); until then
+  /// slots fault their pages in on first use.
+  void start_prefault();
   std::uint64_t free_bytes() const;
   /// Whether a slot for `bytes` fits the budget now.
   bool fits(std::size_t bytes) const;

@@ -158,8 +158,14 @@ std::size_t checked_arena_bytes(std::uint64_t capacity) {
 }
 }  // namespace
 
-SlotPool::SlotPool(std::uint64_t capacity_bytes)
+SlotPool::SlotPool(std::uint64_t capacity_bytes, bool prefault)
     : capacity_(capacity_bytes), arena_(std::make_shared<Arena>(checked_arena_bytes(capacity_bytes))) {
+  if (prefault) start_prefault();
+}
+
+void SlotPool::start_prefault() {
+  if (prefault_started_) return;
+  prefault_started_ = true;
   if (arena_->bytes == 0) {
     arena_->end_prefault();
     return;

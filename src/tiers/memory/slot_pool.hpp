@@ -30,7 +30,8 @@ namespace mlbs::tiers {
 /// any thread); the engine calls it under its lock.
 class SlotPool {
  public:
-  explicit SlotPool(std::uint64_t capacity_bytes);
+  /// With `prefault`, pre-faulting starts now; else at start_prefault().
+  explicit SlotPool(std::uint64_t capacity_bytes, bool prefault = true);
   ~SlotPool();
   SlotPool(const SlotPool&) = delete;
   SlotPool& operator=(const SlotPool&) = delete;
@@ -55,6 +56,11 @@ class SlotPool {
   std::uint64_t fallback_allocations() const noexcept { return fallbacks_; }
   /// Bytes of the arena populated so far (all of it once pre-faulting is done).
   std::uint64_t prefaulted_bytes() const noexcept;
+  /// Starts populating the arena in a background thread (once). Each step
+  /// holds the process's memory-map lock for a huge page's first touch
+  /// (milliseconds on some VMs), which stalls every mmap meanwhile: a
+  /// runtime starts it after its own set-up (threads, rings, buffers).
+  void start_prefault();
   /// Waits until the whole arena is populated (or pre-faulting gave up).
   void wait_prefaulted() const;
 
@@ -63,6 +69,7 @@ class SlotPool {
   std::uint64_t capacity_;
   std::uint64_t used_ = 0;
   std::uint64_t fallbacks_ = 0;
+  bool prefault_started_ = false;
   std::shared_ptr<Arena> arena_;
   std::multimap<std::size_t, detail::Block> spares_;  // by capacity
   std::uint64_t spare_bytes_ = 0;
