@@ -52,3 +52,13 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c "import matplotlib" >/dev/
   echo "mlbs setup: installing matplotlib (pip)"
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore matplotlib
 fi
+
+# mlbs-bench's adios2 mode (an external peer in the comparison) builds against
+# ADIOS2's C++ package, which the PyPI wheel ships (headers, libraries and a
+# CMake package under site-packages/adios2/). Best effort: without it the
+# mode reports "not built" and everything else builds.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import adios2" >/dev/null 2>&1; then
+  echo "mlbs setup: installing adios2 (pip)"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore adios2 ||
+    echo "mlbs setup: adios2 could not be installed: mlbs-bench's adios2 mode will not be built"
+fi

@@ -13,7 +13,8 @@
 //                (oldest first); WILLNEED read-ahead of the next snapshot
 //   odirect      plain O_DIRECT sequential writer/reader of the slow dir on
 //                the application thread: the data-path figures' baseline
-//   adios2       not built (reported as such)
+//   adios2       ADIOS2 BP5 with AsyncWrite, one step per snapshot (built
+//                when ADIOS2's CMake package is found; else reported as not built)
 #pragma once
 
 #include <cstdint>
