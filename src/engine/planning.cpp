@@ -48,7 +48,8 @@ void Engine::refresh_placement() {
   policies::order_by_rank(ranked_);
 
   policies::Limits limits;
-  limits.dram_bytes = policies::dram_limit(mem_->capacity(), pending_bytes_, last_write_bytes_);
+  limits.dram_bytes =
+      policies::dram_limit(mem_->capacity(), pending_bytes_, last_write_bytes_, policies::held_bytes(ranked_));
   limits.file_bytes.assign(tiers_.size(), 0);
   for (int t = 1; t <= last(); ++t) {
     const Tier& d = cfg_.tiers[t];

@@ -303,7 +303,7 @@ class Model {
     }
     pol::order_by_rank(ranked_);
     pol::Limits limits;
-    limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, last_write_);
+    limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, last_write_, pol::held_bytes(ranked_));
     limits.file_bytes.assign(std::size_t(tiers()), 0);
     for (int t = 1; t <= last(); ++t)
       limits.file_bytes[std::size_t(t)] = pol::file_limit(file(t).capacity_bytes, file(t).high_water, m_.persistent);

@@ -47,13 +47,10 @@ class Backend::CountingWriter final : public ObjectWriter {
     owner_.end_busy(bytes_, true, committed_, failed_);
   }
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
-    try {
-      inner_->write(offset, data, bytes);
-    } catch (...) {
-      failed_ = true;
-      throw;
-    }
-    bytes_ += bytes;
+    counted(bytes, [&] { inner_->write(offset, data, bytes); });
+  }
+  void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    counted(bytes, [&] { inner_->write_held(offset, data, bytes); });
   }
   void commit(bool durable) override {
     try {
@@ -66,6 +63,17 @@ class Backend::CountingWriter final : public ObjectWriter {
   }
 
  private:
+  template <class Write>
+  void counted(std::size_t bytes, Write&& write) {
+    try {
+      write();
+    } catch (...) {
+      failed_ = true;
+      throw;
+    }
+    bytes_ += bytes;
+  }
+
   Backend& owner_;
   std::unique_ptr<ObjectWriter> inner_;
   std::uint64_t bytes_ = 0;

@@ -30,7 +30,16 @@ struct ObjectRef {
 class ObjectWriter {
  public:
   virtual ~ObjectWriter() = default;
+  /// The bytes are written (or the call throws) when it returns.
   virtual void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) = 0;
+  /// As write(), but may return with the bytes still in flight, so that the
+  /// caller can work (hash them) while the device does: the caller leaves
+  /// `data` unchanged, calls nothing else of this writer and starts no other
+  /// transfer on this thread until commit() returns or the writer is
+  /// destroyed. Errors may show only at commit(). By default, write().
+  virtual void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) {
+    write(offset, data, bytes);
+  }
   virtual void commit(bool durable) = 0;
 };
 

@@ -30,7 +30,9 @@ struct Sink {
 /// across the record); between two tiers, or from a tier to nowhere, the
 /// bytes pass through `staging` (needed only then), its capacity at a time.
 /// Returns the xxHash3 of the bytes when `hash` (else 0). Throws as the
-/// reader or writer does.
+/// reader or writer does. From memory to a writer the bytes may still be in
+/// flight when it returns (ObjectWriter::write_held, hashed meanwhile): the
+/// memory stays unchanged until the writer's commit() or destruction.
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash);
 
 }  // namespace mlbs::tiers

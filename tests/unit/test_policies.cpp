@@ -11,6 +11,7 @@
 #include "engine/policies/pass.hpp"
 #include "engine/policies/policies.hpp"
 #include "engine/policies/ranking.hpp"
+#include "mlbs/detail/block.hpp"
 
 namespace {
 
@@ -408,6 +409,25 @@ TEST(Pass, RecordsToComeClaimDramAndTheFastTierFirst) {
   EXPECT_EQ(records_to_come(10, 9, true), 0u);
   EXPECT_EQ(records_to_come(10, 12, true), 0u) << "more than the hint: as without it";
   EXPECT_EQ(records_to_come(10, 4, false), 0u) << "reads began: nothing more comes";
+}
+
+// DRAM keeps room for the write in progress, and for a second one once writes spill (copies in overlap copies down).
+TEST(Pass, DramKeepsRoomForTwoWritesOnlyWhileWritesSpill) {
+  const std::uint64_t budget = 8 * kRec;
+  EXPECT_EQ(dram_limit(budget, 0, 0, 20 * kRec), budget) << "no writes: the whole budget";
+  EXPECT_EQ(dram_limit(budget, kRec, 0, 0), 7 * kRec) << "the first write's room";
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 5 * kRec), 7 * kRec) << "everything written still fits: one write's room";
+  EXPECT_EQ(dram_limit(budget, kRec, kRec, 7 * kRec), 7 * kRec) << "the write in progress fills DRAM exactly";
+  EXPECT_EQ(dram_limit(budget, kRec, kRec, 8 * kRec), 6 * kRec) << "spilling: room for two writes";
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 30 * kRec), 6 * kRec);
+  EXPECT_EQ(dram_limit(3 * kRec, 0, kRec, 30 * kRec), 2 * kRec) << "a small budget keeps every slot it can";
+  std::deque<Record> recs(3);
+  std::vector<Record*> ranked;
+  for (Record& r : recs) {
+    r.size = kRec - 100;  // a slot is whole blocks
+    ranked.push_back(&r);
+  }
+  EXPECT_EQ(held_bytes(ranked), 3 * mlbs::detail::round_up_block(kRec - 100));
 }
 }  // namespace
 

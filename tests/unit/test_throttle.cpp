@@ -52,6 +52,25 @@ TEST(Throttle, RealTransferTimeOverlapsTheCap) {
   EXPECT_LT(s, 0.37);  // the sum would be 0.40 s
 }
 
+// A held write returns before the capped device would be done (the caller
+// works meanwhile); its commit waits out the cap.
+TEST(Throttle, HeldWriteIsPacedAtCommit) {
+  mlbs::test::TempDir dir;
+  mlbs::Tier desc = mlbs::Tier::directory(dir / "t");
+  desc.bandwidth_bytes_per_s = 32ull << 20;
+  auto tier = mlbs::tiers::make_backend(1, desc);
+  tier->probe();
+  const std::string space = "s", store = "s";
+  tier->create_space(space);
+  std::vector<std::byte> data(8 << 20, std::byte{7});  // 0.25 s at the cap
+  auto w = tier->create({space, 1, 1, store}, data.size());
+  const auto start = Clock::now();
+  w->write_held(0, data.data(), data.size());
+  EXPECT_LT(seconds_since(start), 0.25 * 0.9) << "the held write waited for the cap";
+  w->commit(false);
+  EXPECT_GE(seconds_since(start), 0.25 * 0.98);
+}
+
 // A tier with bandwidth set is wrapped: reads and writes through it are paced,
 // and the bytes pass unchanged.
 TEST(Throttle, RegistryWrapsCappedTiers) {

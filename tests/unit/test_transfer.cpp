@@ -47,6 +47,32 @@ TEST(Transfer, MemoryToTierIsOneWholeWrite) {
   EXPECT_EQ(transfer({data.data(), nullptr}, {nullptr, &dst}, data.size(), nullptr, false), 0u);
 }
 
+// From DRAM the write is held: the writer may still be moving the bytes while
+// they are hashed, and they land by its commit().
+TEST(Transfer, MemoryToTierIsHashedWhileTheWriteIsHeld) {
+  /// A writer whose held bytes arrive only at commit, as a device's would.
+  struct Deferred final : mlbs::tiers::ObjectWriter {
+    std::vector<std::byte> bytes;
+    const std::byte* held = nullptr;
+    std::size_t held_n = 0;
+    void write(std::uint64_t, const std::byte*, std::size_t) override { FAIL() << "expected a held write"; }
+    void write_held(std::uint64_t offset, const std::byte* data, std::size_t n) override {
+      EXPECT_EQ(offset, 0u);
+      held = data;
+      held_n = n;
+    }
+    void commit(bool) override { bytes.assign(held, held + held_n); }
+  };
+  const auto data = pattern(300000);
+  Deferred dst;
+  const auto digest = transfer({data.data(), nullptr}, {nullptr, &dst}, data.size(), nullptr, true);
+  EXPECT_EQ(digest, mlbs::catalog::checksum(data.data(), data.size()));
+  EXPECT_EQ(dst.held, data.data()) << "the caller's memory itself, not a copy";
+  EXPECT_TRUE(dst.bytes.empty());
+  dst.commit(false);
+  EXPECT_EQ(dst.bytes, data);
+}
+
 // From a tier into DRAM: one whole read straight into the block, no staging needed.
 TEST(Transfer, TierToMemoryIsOneWholeRead) {
   Object src;

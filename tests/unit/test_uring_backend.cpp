@@ -319,6 +319,42 @@ TEST_F(UringBackend, FileHoldsWhatWasWritten) {
   EXPECT_EQ(get(ref, data.size(), 4096), data);
 }
 
+// A held write (requests left in flight while the caller hashes) is whole
+// once committed: more requests than the queue holds, an unaligned tail, and a
+// plain write after it that continues the object.
+TEST_F(UringBackend, HeldWriteIsCompleteOnceCommitted) {
+  const auto data = pattern(20 * 65536 + 3000);  // 21 requests of 64 KiB over a queue of 4
+  const auto src = aligned_copy(data);
+  {
+    auto w = tier->create(ref, data.size());
+    w->write_held(0, src.data(), 12 * 65536 + 1000);
+    w->write(12 * 65536 + 1000, src.data() + 12 * 65536 + 1000, data.size() - (12 * 65536 + 1000));
+    w->commit(true);
+  }
+  EXPECT_EQ(fs::file_size(file()), data.size());
+  EXPECT_EQ(get(ref, data.size(), 1 << 20), data);
+  {
+    auto w = tier->create(ref, data.size());
+    w->write_held(0, src.data(), data.size());
+    w->commit(false);
+  }
+  EXPECT_EQ(get(ref, data.size(), 1 << 20), data);
+}
+
+// A held writer dropped without commit() waits for its requests before the
+// caller's memory goes (ASan would see the kernel write from freed memory
+// otherwise) and removes the partial file.
+TEST_F(UringBackend, UncommittedHeldWriterWaitsThenRemovesItsFile) {
+  {
+    const auto src = aligned_copy(pattern(8 * 65536));
+    auto w = tier->create(ref, 8 * 65536);
+    w->write_held(0, src.data(), 8 * 65536);
+    w.reset();
+  }
+  EXPECT_FALSE(fs::exists(file()));
+  EXPECT_EQ(mlbs::test::stored_records(root), 0u);
+}
+
 // A writer destroyed without commit() removes its partial file.
 TEST_F(UringBackend, UncommittedWriterRemovesPartialFile) {
   const auto src = aligned_copy(pattern(10'000));

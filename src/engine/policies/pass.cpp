@@ -9,9 +9,21 @@
 
 namespace mlbs::engine::policies {
 
-std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes) {
-  const std::uint64_t headroom = std::max(pending_bytes, last_write_bytes);
+std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes,
+                         std::uint64_t held_bytes) {
+  std::uint64_t headroom = std::max(pending_bytes, last_write_bytes);
+  // Writes that spill: with room for one write, each waits until the record
+  // leaving DRAM is copied down, and the tier idles while the application
+  // copies the next one in. Room for two lets the copies overlap.
+  if (last_write_bytes && held_bytes + headroom > budget && budget >= kDoubleBufferSlots * last_write_bytes)
+    headroom += last_write_bytes;
   return budget > headroom ? budget - headroom : 0;
+}
+
+std::uint64_t held_bytes(std::span<catalog::Record* const> ranked) {
+  std::uint64_t held = 0;
+  for (const catalog::Record* r : ranked) held += detail::round_up_block(r->size);
+  return held;
 }
 
 std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persistent) {

@@ -18,10 +18,20 @@ struct Limits {
   std::vector<std::uint64_t> file_bytes;  ///< per tier (index 0 unused); 0 = unlimited
 };
 
+/// DRAM budgets of at least this many writes keep room for two of them
+/// while writes spill (dram_limit); smaller ones keep every slot they can.
+inline constexpr std::uint64_t kDoubleBufferSlots = 4;
+
 /// DRAM placement may fill: the budget less room for the writes in progress
 /// (at least the size of the last one, so a writer finds a clean slot to take
-/// instead of waiting for a copy down).
-std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes);
+/// instead of waiting for a copy down), and for a second one while the
+/// records held (`held_bytes`, see held_bytes()) outgrow DRAM during writes:
+/// the next write's copy in then overlaps the previous record's copy down.
+std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes,
+                         std::uint64_t held_bytes);
+
+/// The DRAM room `ranked` would take if all were there (block-rounded slots).
+std::uint64_t held_bytes(std::span<catalog::Record* const> ranked);
 
 /// A file tier's limit: its capacity; in scratch mode at most its high water
 /// mark of it (headroom for bursts; a file tier holds one copy per record).

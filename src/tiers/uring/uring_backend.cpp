@@ -150,6 +150,9 @@ class Pipeline {
     while (queued_ > 0 || in_flight_ > 0) reap_one();
   }
 
+  /// Hands what is queued to the kernel now, without waiting (a held write).
+  void submit() { flush(); }
+
   /// Waits for every request; the first failure, if any.
   std::optional<Failure> finish() {
     settle();
@@ -300,11 +303,13 @@ class UringWriter final : public ObjectWriter, UringObject {
       file_bytes_ = blocks;
   }
   ~UringWriter() override {
+    pipe_.settle();  // held requests are done with the caller's bytes (and ours) first
     if (buffered_fd_ >= 0) ::close(buffered_fd_);
   }
 
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     if (bytes == 0) return;
+    finish_held();
     if (buffered_fd_ < 0 && offset != pos_) go_buffered();
     if (buffered_fd_ >= 0) {
       pwrite_all(data, bytes, offset);
@@ -313,6 +318,66 @@ class UringWriter final : public ObjectWriter, UringObject {
     }
     begin();
     Settle settle{pipe_};
+    queue(data, bytes);
+    finish("cannot write", "cannot write", "wrote nothing to");
+    end_ = pos_;
+  }
+
+  void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    if (bytes == 0) return;
+    finish_held();
+    if (buffered_fd_ >= 0 || offset != pos_) return write(offset, data, bytes);
+    begin();
+    try {
+      queue(data, bytes);
+      pipe_.submit();
+    } catch (...) {
+      pipe_.settle();
+      throw;
+    }
+    held_ = true;  // a failed request shows at the next call or commit()
+    end_ = pos_;
+  }
+
+  void commit(bool durable) override {
+    finish_held();
+    if (carry_len_) {
+      // The record's last block, zero-padded: a file is cut back below, a
+      // log's extent has room for the whole block.
+      std::memset(carry_.data() + carry_len_, 0, kDirectAlign - carry_len_);
+      begin();
+      Settle settle{pipe_};
+      if (Pipeline::Slot* s = pipe_.acquire())
+        pipe_.start(*s, true, base_ + pos_ - carry_len_, carry_.data(), kDirectAlign, kDirectAlign);
+      finish("cannot write", "cannot write", "wrote nothing to");
+      carry_len_ = 0;
+      file_bytes_ = std::max<std::uint64_t>(file_bytes_, align_up(static_cast<std::size_t>(end_)));
+    }
+    // Cut the padding and any preallocation beyond the record.
+    if (home_->whole_file() && file_bytes_ > end_ && ::ftruncate(home_->fd(), static_cast<off_t>(end_)) != 0) {
+      const int err = errno;
+      fail(err, "cannot truncate");
+    }
+    // O_DIRECT data is on the device already; buffered writes (after
+    // non-sequential offsets) leave the page cache as the pread backend's do.
+    if (durable && ::fdatasync(home_->fd()) != 0) {
+      const int err = errno;
+      fail(err, "cannot fdatasync");
+    }
+    if (buffered_fd_ >= 0) {
+      if (::fdatasync(buffered_fd_) != 0 && (durable || errno != EINVAL)) {
+        const int err = errno;
+        fail(err, "cannot fdatasync");
+      }
+      ::posix_fadvise(buffered_fd_, static_cast<off_t>(base_), static_cast<off_t>(end_), POSIX_FADV_DONTNEED);
+    }
+    home_->commit(durable);
+  }
+
+ private:
+  /// Queues requests for `bytes` at pos_ (the next sequential offset); the
+  /// caller waits for them (write) or lets them run (write_held).
+  void queue(const std::byte* data, std::size_t bytes) {
     // 1. Top up a partial block left by the previous call.
     if (carry_len_) {
       const std::size_t k = std::min(kDirectAlign - carry_len_, bytes);
@@ -351,45 +416,14 @@ class UringWriter final : public ObjectWriter, UringObject {
       carry_len_ = bytes;
       pos_ += bytes;
     }
+  }
+
+  /// The requests of a held write: waited for, their first failure thrown.
+  void finish_held() {
+    if (!std::exchange(held_, false)) return;
     finish("cannot write", "cannot write", "wrote nothing to");
-    end_ = pos_;
   }
 
-  void commit(bool durable) override {
-    if (carry_len_) {
-      // The record's last block, zero-padded: a file is cut back below, a
-      // log's extent has room for the whole block.
-      std::memset(carry_.data() + carry_len_, 0, kDirectAlign - carry_len_);
-      begin();
-      Settle settle{pipe_};
-      if (Pipeline::Slot* s = pipe_.acquire())
-        pipe_.start(*s, true, base_ + pos_ - carry_len_, carry_.data(), kDirectAlign, kDirectAlign);
-      finish("cannot write", "cannot write", "wrote nothing to");
-      carry_len_ = 0;
-      file_bytes_ = std::max<std::uint64_t>(file_bytes_, align_up(static_cast<std::size_t>(end_)));
-    }
-    // Cut the padding and any preallocation beyond the record.
-    if (home_->whole_file() && file_bytes_ > end_ && ::ftruncate(home_->fd(), static_cast<off_t>(end_)) != 0) {
-      const int err = errno;
-      fail(err, "cannot truncate");
-    }
-    // O_DIRECT data is on the device already; buffered writes (after
-    // non-sequential offsets) leave the page cache as the pread backend's do.
-    if (durable && ::fdatasync(home_->fd()) != 0) {
-      const int err = errno;
-      fail(err, "cannot fdatasync");
-    }
-    if (buffered_fd_ >= 0) {
-      if (::fdatasync(buffered_fd_) != 0 && (durable || errno != EINVAL)) {
-        const int err = errno;
-        fail(err, "cannot fdatasync");
-      }
-      ::posix_fadvise(buffered_fd_, static_cast<off_t>(base_), static_cast<off_t>(end_), POSIX_FADV_DONTNEED);
-    }
-    home_->commit(durable);
-  }
-
- private:
   /// Offsets that skip around cannot be padded block by block: this object
   /// goes on through the page cache (a descriptor of its own, as a log's is
   /// shared), held bytes first.
@@ -426,6 +460,7 @@ class UringWriter final : public ObjectWriter, UringObject {
   mlbs::detail::Block carry_;     ///< the partial block at pos_ - carry_len_
   std::size_t carry_len_ = 0;
   int buffered_fd_ = -1;          ///< >= 0 once writes went buffered
+  bool held_ = false;             ///< requests of a write_held() may be in flight
 };
 
 class UringReader final : public ObjectReader, UringObject {

@@ -1,6 +1,7 @@
 #include "tiers/wrappers/throttle.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace mlbs::tiers {
 
@@ -24,11 +25,21 @@ class PacedWriter final : public ObjectWriter {
     inner_->write(offset, data, bytes);
     pacer_.wait_until(done);  // as the capped device would complete it
   }
-  void commit(bool durable) override { inner_->commit(durable); }
+  void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    // The capped device is still busy with these bytes when the call
+    // returns: the caller's work overlaps it, as on a real slow device.
+    held_until_ = std::max(held_until_, pacer_.reserve(bytes));
+    inner_->write_held(offset, data, bytes);
+  }
+  void commit(bool durable) override {
+    if (held_until_ != Pacer::Clock::time_point{}) pacer_.wait_until(std::exchange(held_until_, {}));
+    inner_->commit(durable);
+  }
 
  private:
   std::unique_ptr<ObjectWriter> inner_;
   Pacer& pacer_;
+  Pacer::Clock::time_point held_until_{};
 };
 
 class PacedReader final : public ObjectReader {
