@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "mlbs/export.h"
+
 namespace mlbs {
 
 /// How a directory tier moves bytes (Tier::io_backend).
@@ -33,7 +35,7 @@ enum class ReaderRetention {
 
 /// One storage layer. Tiers are ordered fastest first; the first must be a
 /// `memory` tier (the DRAM slot pool), the last one is the persistent tier.
-struct Tier {
+struct MLBS_API Tier {
   std::string kind;                       ///< backend name: "memory", "directory", "mpiio"
   std::string path;                       ///< file tiers: where records go
   std::uint64_t capacity_bytes = 0;       ///< hard quota; 0 = unlimited (not for memory)
@@ -78,7 +80,7 @@ struct Tier {
 };
 
 /// The application's declared future access order (DESIGN §2).
-struct Schedule {
+struct MLBS_API Schedule {
   enum class Kind { fifo, lifo, explicit_order, unknown };
   Kind kind = Kind::lifo;
   std::vector<std::uint64_t> order;   ///< explicit_order: ids in the order they will be read
@@ -99,7 +101,7 @@ struct Schedule {
 
 enum class Durability { scratch, persistent };
 
-struct Config {
+struct MLBS_API Config {
   std::vector<Tier> tiers = {Tier::memory(1ull << 30), Tier::directory("mlbs-data")};
   Schedule schedule = Schedule::lifo();
   Durability durability = Durability::scratch;
@@ -153,28 +155,29 @@ struct Config {
 
 /// "mem:2GiB,dir:/nvme/run:64GiB,dir:/lustre/run" -> tiers. `field` names the
 /// source in errors (e.g. "MLBS_TIERS").
-std::vector<Tier> parse_tier_spec(std::string_view spec, const std::string& field = "tiers");
+MLBS_API std::vector<Tier> parse_tier_spec(std::string_view spec, const std::string& field = "tiers");
 /// The inverse of parse_tier_spec (kind, path, capacity, I/O backend). Throws
 /// ConfigError naming the path it cannot write: one containing ',' or
 /// beginning or ending with white space.
-std::string format_tier_spec(const std::vector<Tier>& tiers);
+MLBS_API std::string format_tier_spec(const std::vector<Tier>& tiers);
 /// "64GiB", "512 MiB", "1.5G", "4096" -> bytes (binary K/M/G/T, decimal KB/MB/GB/TB).
-std::uint64_t parse_size(std::string_view text, const std::string& field = "size");
+MLBS_API std::uint64_t parse_size(std::string_view text, const std::string& field = "size");
 /// "lifo", "fifo", "unknown", "3,1,2" (explicit order) -> Schedule.
-Schedule parse_schedule(std::string_view text, const std::string& field = "schedule");
-std::string to_string(Schedule::Kind kind);
-std::string to_string(Durability d);
+MLBS_API Schedule parse_schedule(std::string_view text, const std::string& field = "schedule");
+MLBS_API std::string to_string(Schedule::Kind kind);
+MLBS_API std::string to_string(Durability d);
 /// "auto", "io_uring", "pread".
-std::string to_string(IoBackend b);
+MLBS_API std::string to_string(IoBackend b);
 /// The inverse of to_string(IoBackend); throws ConfigError naming `field`.
-IoBackend parse_io_backend(std::string_view text, const std::string& field = "io_backend");
-std::string to_string(Layout layout);
+MLBS_API IoBackend parse_io_backend(std::string_view text, const std::string& field = "io_backend");
+MLBS_API std::string to_string(Layout layout);
 /// The inverse of to_string(Layout) ("file" too); throws ConfigError naming `field`.
-Layout parse_layout(std::string_view text, const std::string& field = "layout");
-std::string to_string(ReaderRetention r);
+MLBS_API Layout parse_layout(std::string_view text, const std::string& field = "layout");
+MLBS_API std::string to_string(ReaderRetention r);
 /// The inverse of to_string(ReaderRetention); throws ConfigError naming `field`.
-ReaderRetention parse_reader_retention(std::string_view text, const std::string& field = "reader_retention");
+MLBS_API ReaderRetention parse_reader_retention(std::string_view text,
+                                                const std::string& field = "reader_retention");
 /// 1536 -> "1.5 KiB".
-std::string format_bytes(std::uint64_t bytes);
+MLBS_API std::string format_bytes(std::uint64_t bytes);
 
 }  // namespace mlbs

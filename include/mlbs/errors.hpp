@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "mlbs/export.h"
+
 namespace mlbs {
 
 /// Where an error happened. Empty fields are simply not printed.
@@ -18,7 +20,7 @@ struct ErrorContext {
 
 /// Base of every mlbs exception. what() reads
 /// "mlbs: <message> [store 'u', id 7, tier 1 (directory /x)]: <strerror(errno)>".
-class Error : public std::runtime_error {
+class MLBS_API Error : public std::runtime_error {
  public:
   Error(int errno_value, std::string message, ErrorContext ctx = {});
   int error_code() const noexcept { return errno_; }   ///< positive errno value
@@ -36,7 +38,7 @@ class Error : public std::runtime_error {
 };
 
 /// A configuration value is invalid: names the field and, for files, the line.
-class ConfigError : public Error {
+class MLBS_API ConfigError : public Error {
  public:
   ConfigError(std::string field, std::string message, std::string source = {},
               std::uint32_t line = 0);
@@ -51,29 +53,29 @@ class ConfigError : public Error {
 };
 
 /// An argument is malformed (bad store name, element count overflow, ...). EINVAL.
-class InvalidArgumentError : public Error { public: using Error::Error; };
+class MLBS_API InvalidArgumentError : public Error { public: using Error::Error; };
 /// read/erase/info of an id the store does not hold. ENOENT.
-class UnknownIdError : public Error { public: using Error::Error; };
+class MLBS_API UnknownIdError : public Error { public: using Error::Error; };
 /// write of an id the store already holds (erase it first). EEXIST.
-class DuplicateIdError : public Error { public: using Error::Error; };
+class MLBS_API DuplicateIdError : public Error { public: using Error::Error; };
 /// A record's byte size does not fit the element type or its catalog entry. EMSGSIZE.
-class SizeMismatchError : public Error { public: using Error::Error; };
+class MLBS_API SizeMismatchError : public Error { public: using Error::Error; };
 /// A tier cannot be used: path missing, not a directory, not writable. ENOENT/EACCES/ENOTDIR.
-class TierError : public Error { public: using Error::Error; };
+class MLBS_API TierError : public Error { public: using Error::Error; };
 /// No tier quota can hold the record, now or after the schedule frees space. ENOSPC.
-class CapacityError : public Error { public: using Error::Error; };
+class MLBS_API CapacityError : public Error { public: using Error::Error; };
 /// The device under a tier reported ENOSPC/EDQUOT.
-class DeviceFullError : public Error { public: using Error::Error; };
+class MLBS_API DeviceFullError : public Error { public: using Error::Error; };
 /// Any other I/O failure (EIO, ...), with the failing errno.
-class IoError : public Error { public: using Error::Error; };
+class MLBS_API IoError : public Error { public: using Error::Error; };
 /// Bytes read back do not match their checksum. EBADMSG.
-class CorruptionError : public Error { public: using Error::Error; };
+class MLBS_API CorruptionError : public Error { public: using Error::Error; };
 /// A persistent store is open in another runtime or process. EBUSY.
-class StoreBusyError : public Error { public: using Error::Error; };
+class MLBS_API StoreBusyError : public Error { public: using Error::Error; };
 /// The runtime is stopped or its helper engine failed. ESHUTDOWN.
-class ShutdownError : public Error { public: using Error::Error; };
+class MLBS_API ShutdownError : public Error { public: using Error::Error; };
 /// An MPI call failed, or MPI is not in the state a call needs (not
 /// initialized, too low a thread level); the message names the MPI call.
-class MpiError : public Error { public: using Error::Error; };
+class MLBS_API MpiError : public Error { public: using Error::Error; };
 
 }  // namespace mlbs

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mlbs/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,57 +33,57 @@ typedef struct mlbs_stats {
 /* Runtime from a tier spec ("mem:2GiB,dir:/nvme:64GiB,dir:/pfs"), a schedule
  * ("lifo", "fifo", "unknown" or "3,1,2") and a durability. NULL tiers or
  * schedule keep the defaults. */
-int mlbs_runtime_create(const char* tiers, const char* schedule, mlbs_durability_t durability,
-                        mlbs_runtime_t** out);
+MLBS_API int mlbs_runtime_create(const char* tiers, const char* schedule, mlbs_durability_t durability,
+                                 mlbs_runtime_t** out);
 /* Runtime from a TOML file (Config::from_file). */
-int mlbs_runtime_create_from_file(const char* toml_path, mlbs_runtime_t** out);
+MLBS_API int mlbs_runtime_create_from_file(const char* toml_path, mlbs_runtime_t** out);
 /* Runtime from MLBS_CONFIG / MLBS_* variables (Config::from_env). */
-int mlbs_runtime_create_from_env(mlbs_runtime_t** out);
+MLBS_API int mlbs_runtime_create_from_env(mlbs_runtime_t** out);
 /* Destroys the runtime; stores must be destroyed first. NULL is ignored. */
-int mlbs_runtime_destroy(mlbs_runtime_t* rt);
-int mlbs_runtime_stats(const mlbs_runtime_t* rt, mlbs_stats_t* out);
-int mlbs_runtime_tier_stats(const mlbs_runtime_t* rt, uint32_t tier, mlbs_tier_stats_t* out);
+MLBS_API int mlbs_runtime_destroy(mlbs_runtime_t* rt);
+MLBS_API int mlbs_runtime_stats(const mlbs_runtime_t* rt, mlbs_stats_t* out);
+MLBS_API int mlbs_runtime_tier_stats(const mlbs_runtime_t* rt, uint32_t tier, mlbs_tier_stats_t* out);
 
 /* A store whose working buffer holds `bytes` zeroed bytes. */
-int mlbs_store_create(mlbs_runtime_t* rt, const char* name, size_t bytes, mlbs_store_t** out);
-int mlbs_store_destroy(mlbs_store_t* s);
+MLBS_API int mlbs_store_create(mlbs_runtime_t* rt, const char* name, size_t bytes, mlbs_store_t** out);
+MLBS_API int mlbs_store_destroy(mlbs_store_t* s);
 /* The working buffer (4096-byte aligned) and its size; valid until the next
  * read or resize of the store. */
-void* mlbs_store_data(mlbs_store_t* s);
-size_t mlbs_store_size(const mlbs_store_t* s);
-int mlbs_store_resize(mlbs_store_t* s, size_t bytes);
-int mlbs_store_write(mlbs_store_t* s, uint64_t id);
-int mlbs_store_read(mlbs_store_t* s, uint64_t id);
+MLBS_API void* mlbs_store_data(mlbs_store_t* s);
+MLBS_API size_t mlbs_store_size(const mlbs_store_t* s);
+MLBS_API int mlbs_store_resize(mlbs_store_t* s, size_t bytes);
+MLBS_API int mlbs_store_write(mlbs_store_t* s, uint64_t id);
+MLBS_API int mlbs_store_read(mlbs_store_t* s, uint64_t id);
 /* 1 if held, 0 if not, or -errno. */
-int mlbs_store_contains(const mlbs_store_t* s, uint64_t id);
-int mlbs_store_erase(mlbs_store_t* s, uint64_t id);
+MLBS_API int mlbs_store_contains(const mlbs_store_t* s, uint64_t id);
+MLBS_API int mlbs_store_erase(mlbs_store_t* s, uint64_t id);
 /* Writes up to `cap` ids into `ids` (ascending) and the total count into *count. */
-int mlbs_store_ids(const mlbs_store_t* s, uint64_t* ids, size_t cap, size_t* count);
-int mlbs_store_flush(mlbs_store_t* s);
+MLBS_API int mlbs_store_ids(const mlbs_store_t* s, uint64_t* ids, size_t cap, size_t* count);
+MLBS_API int mlbs_store_flush(mlbs_store_t* s);
 
 /* In-transit readers (docs/readers.md): read-only access, from another
  * process, to store `store` (rank `rank`) of a running writer whose tier spec
  * and durability are `tiers` and `durability`. -ENOENT when no running writer
  * has that store open, -EINVAL when the configuration differs. */
-int mlbs_reader_open(const char* tiers, mlbs_durability_t durability, const char* store, int rank,
-                     mlbs_reader_t** out);
-int mlbs_reader_close(mlbs_reader_t* r);
+MLBS_API int mlbs_reader_open(const char* tiers, mlbs_durability_t durability, const char* store, int rank,
+                              mlbs_reader_t** out);
+MLBS_API int mlbs_reader_close(mlbs_reader_t* r);
 /* Ids readable now (ascending), as mlbs_store_ids. */
-int mlbs_reader_ids(const mlbs_reader_t* r, uint64_t* ids, size_t cap, size_t* count);
+MLBS_API int mlbs_reader_ids(const mlbs_reader_t* r, uint64_t* ids, size_t cap, size_t* count);
 /* 1 once record `id` is readable, 0 when `timeout_ms` passes first, or -errno
  * (-ESHUTDOWN: the writer closed the store or is gone). */
-int mlbs_reader_wait(const mlbs_reader_t* r, uint64_t id, uint64_t timeout_ms);
+MLBS_API int mlbs_reader_wait(const mlbs_reader_t* r, uint64_t id, uint64_t timeout_ms);
 /* Bytes of readable record `id`. */
-int mlbs_reader_size(const mlbs_reader_t* r, uint64_t id, size_t* bytes);
+MLBS_API int mlbs_reader_size(const mlbs_reader_t* r, uint64_t id, size_t* bytes);
 /* When readable record `id` first reached a file tier (CLOCK_REALTIME, ns
  * since the epoch): the reader's lag is now minus this. */
-int mlbs_reader_readable_since(const mlbs_reader_t* r, uint64_t id, uint64_t* unix_ns);
+MLBS_API int mlbs_reader_readable_since(const mlbs_reader_t* r, uint64_t id, uint64_t* unix_ns);
 /* Copies readable record `id` (exactly `bytes` long) into `buf`: its exact
  * bytes or -errno (-ENOENT erased meanwhile, -EAGAIN not readable yet). */
-int mlbs_reader_read(const mlbs_reader_t* r, uint64_t id, void* buf, size_t bytes);
+MLBS_API int mlbs_reader_read(const mlbs_reader_t* r, uint64_t id, void* buf, size_t bytes);
 
 /* Message of the last failed call on this thread ("" if none). */
-const char* mlbs_last_error(void);
+MLBS_API const char* mlbs_last_error(void);
 
 #ifdef __cplusplus
 }

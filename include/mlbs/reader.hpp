@@ -15,6 +15,7 @@
 
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
+#include "mlbs/export.h"
 
 namespace mlbs {
 
@@ -22,7 +23,7 @@ namespace detail {
 
 /// The type-erased reader behind Reader<T> (src/readers/). Its methods are
 /// const and may be called from several threads at once.
-class ReaderCore {
+class MLBS_API ReaderCore {
  public:
   ReaderCore(const Config& cfg, const std::string& store, int rank);
   ~ReaderCore();

@@ -4,11 +4,19 @@
 #include <memory>
 
 #include "mlbs/config.hpp"
+#include "mlbs/export.h"
 #include "mlbs/features.hpp"
 #include "mlbs/stats.hpp"
 
 #if MLBS_HAVE_MPI
 #include <mpi.h>
+// A program compiled against another MPI than mlbs's would fail at link or
+// run time; say so now.
+#if MLBS_MPI_OPEN_MPI && !defined(OPEN_MPI)
+#error "mlbs was built with Open MPI, but this program is compiled against another MPI: build mlbs with yours"
+#elif MLBS_MPI_MPICH && !defined(MPICH_VERSION)
+#error "mlbs was built with MPICH, but this program is compiled against another MPI: build mlbs with yours"
+#endif
 #endif
 
 namespace mlbs {
@@ -23,7 +31,7 @@ namespace detail { class StoreCore; }
 /// construction and destruction are collective over it, on-tier names carry
 /// the rank, shared tiers are one budget per node, and an mpiio tier keeps
 /// every rank's records in one shared file. Destroy it before MPI_Finalize.
-class Runtime {
+class MLBS_API Runtime {
  public:
   /// Built with MPI and called between MPI_Init and MPI_Finalize: the ranks
   /// of MPI_COMM_WORLD (collective over it). Otherwise this process alone.

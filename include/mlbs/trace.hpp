@@ -7,24 +7,26 @@
 #include <string>
 #include <string_view>
 
+#include "mlbs/export.h"
+
 namespace mlbs::trace {
 
 /// Turns recording on or off for the whole process.
-void enable(bool on = true) noexcept;
-bool enabled() noexcept;
+MLBS_API void enable(bool on = true) noexcept;
+MLBS_API bool enabled() noexcept;
 
 /// Nanoseconds on the steady clock all events use.
-std::uint64_t now_ns() noexcept;
+MLBS_API std::uint64_t now_ns() noexcept;
 
 /// Records a complete event [start_ns, end_ns) on the calling thread.
 /// Categories used by mlbs: "compute", "copy", "write_block", "read_block"
 /// (application side) and "tier<N>" (helper I/O touching tier N); users may
 /// add their own. `bytes` is shown as an argument when non-zero.
-void span(std::string_view name, std::string_view category, std::uint64_t start_ns,
+MLBS_API void span(std::string_view name, std::string_view category, std::uint64_t start_ns,
           std::uint64_t end_ns, std::uint64_t bytes = 0);
 
 /// Names the calling thread in the trace ("app", "helper 0", ...).
-void name_thread(std::string_view name);
+MLBS_API void name_thread(std::string_view name);
 
 /// RAII span: `mlbs::trace::Scope s("stencil", "compute");`
 class Scope {
@@ -44,12 +46,12 @@ class Scope {
 };
 
 /// All recorded events as Chrome Trace Event JSON ({"traceEvents": [...]}).
-std::string chrome_json();
+MLBS_API std::string chrome_json();
 /// Writes chrome_json() to `path`; throws mlbs::IoError on failure.
-void write_chrome_json(const std::string& path);
+MLBS_API void write_chrome_json(const std::string& path);
 /// Forgets every recorded event.
-void clear() noexcept;
+MLBS_API void clear() noexcept;
 /// Number of recorded events (tests).
-std::size_t event_count() noexcept;
+MLBS_API std::size_t event_count() noexcept;
 
 }  // namespace mlbs::trace

@@ -3,11 +3,14 @@
 #   SOURCE_DIR      this folder (the consumer project)
 #   WORK_DIR        scratch folder: prefix/, build/ and data/ go here
 #   GENERATOR       the CMake generator of the mlbs build
-# Steps: install MLBS_BUILD_DIR into WORK_DIR/prefix, configure SOURCE_DIR
-# against it with find_package(mlbs), build it, run it. Any failure is fatal.
+#   CAPI_SOURCE     a C program of the C API (tests/capi/test_capi.c)
+# Steps: install MLBS_BUILD_DIR into WORK_DIR/prefix; configure SOURCE_DIR
+# against it with find_package(mlbs), build it, run it against the shared and
+# the static library; compile CAPI_SOURCE with `pkg-config --cflags --libs`
+# mlbs and mlbs-static and run both. Any failure is fatal.
 cmake_minimum_required(VERSION 3.22)
 
-foreach(var MLBS_BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR)
+foreach(var MLBS_BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CAPI_SOURCE)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "install test: -D${var}=... is required")
   endif()
@@ -33,8 +36,11 @@ function(read_cache_entry name out)
   set(${out} "${value}" PARENT_SCOPE)
 endfunction()
 read_cache_entry(CMAKE_CXX_COMPILER cxx)
+read_cache_entry(CMAKE_C_COMPILER cc)
 read_cache_entry(CMAKE_BUILD_TYPE build_type)
 read_cache_entry(MLBS_SANITIZE sanitize)
+read_cache_entry(MLBS_BUILD_SHARED shared)
+read_cache_entry(PKG_CONFIG_EXECUTABLE pkg_config)
 
 set(consumer_args -G "${GENERATOR}" -S ${SOURCE_DIR} -B ${build}
                   -DCMAKE_PREFIX_PATH=${prefix}
@@ -45,12 +51,17 @@ endif()
 if(build_type)
   list(APPEND consumer_args -DCMAKE_BUILD_TYPE=${build_type})
 endif()
+set(sanitize_flags "")
 if(sanitize STREQUAL "thread")
-  list(APPEND consumer_args "-DCMAKE_CXX_FLAGS=-fsanitize=thread"
-                            "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread")
+  set(sanitize_flags -fsanitize=thread)
 elseif(sanitize STREQUAL "address")
-  list(APPEND consumer_args "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined"
-                            "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+  set(sanitize_flags -fsanitize=address,undefined)
+endif()
+if(sanitize_flags)
+  list(APPEND consumer_args "-DCMAKE_CXX_FLAGS=${sanitize_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${sanitize_flags}")
+endif()
+if(shared)
+  list(APPEND consumer_args -DEXPECT_SHARED=ON)
 endif()
 
 function(step what)
@@ -67,6 +78,61 @@ if(NOT EXISTS ${prefix}/include/mlbs/mlbs.hpp OR NOT EXISTS ${prefix}/include/ml
   message(FATAL_ERROR "install test: headers missing under ${prefix}/include/mlbs")
 endif()
 
+# The shared library exports the public API only: the C functions and the
+# classes of include/mlbs, none of the engine's, tiers' or catalog's.
+read_cache_entry(CMAKE_NM nm)
+if(shared)
+  file(GLOB so ${prefix}/lib*/libmlbs.so ${prefix}/lib/*/libmlbs.so)
+  execute_process(COMMAND ${nm} -D -C --defined-only ${so} OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install test: ${nm} -D ${so} failed (${rc})")
+  endif()
+  foreach(public "mlbs_runtime_create" "mlbs::Runtime::Runtime" "typeinfo for mlbs::CorruptionError")
+    string(FIND "${symbols}" "${public}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "install test: ${so} does not export ${public}")
+    endif()
+  endforeach()
+  foreach(internal "mlbs::engine::" "mlbs::tiers::" "mlbs::catalog::" "mlbs::core::")
+    string(FIND "${symbols}" "${internal}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "install test: ${so} exports internal symbols (${internal}...)")
+    endif()
+  endforeach()
+endif()
+
+# An MPI build refuses, with its message, a program compiled without MPI's
+# flags or against another MPI (a stand-in <mpi.h> of the other family).
+file(STRINGS ${prefix}/include/mlbs/features.hpp mpi_line REGEX "^#define MLBS_HAVE_MPI 1")
+if(mpi_line)
+  file(WRITE ${WORK_DIR}/uses_mlbs.cpp "#include <mlbs/mlbs.hpp>\nint main() {}\n")
+  file(STRINGS ${prefix}/include/mlbs/features.hpp open_mpi REGEX "^#define MLBS_MPI_OPEN_MPI 1")
+  if(open_mpi)
+    file(WRITE ${WORK_DIR}/other-mpi/mpi.h "#pragma once\n#define MPICH_VERSION \"4.0\"\ntypedef int MPI_Comm;\n")
+  else()
+    file(WRITE ${WORK_DIR}/other-mpi/mpi.h "#pragma once\n#define OPEN_MPI 1\ntypedef int MPI_Comm;\n")
+  endif()
+  # (Where <mpi.h> is on the compiler's default path, no flags are needed.)
+  file(WRITE ${WORK_DIR}/has_mpi.cpp "#include <mpi.h>\n")
+  execute_process(COMMAND ${cxx} -fsyntax-only ${WORK_DIR}/has_mpi.cpp RESULT_VARIABLE mpi_on_default_path
+                  OUTPUT_QUIET ERROR_QUIET)
+  set(cases "against another MPI|-I${WORK_DIR}/other-mpi")
+  if(NOT mpi_on_default_path EQUAL 0)
+    list(PREPEND cases "without MPI's flags|")
+  endif()
+  foreach(case IN LISTS cases)
+    string(REPLACE "|" ";" case "${case}")
+    list(GET case 0 what)
+    list(GET case 1 flag)
+    execute_process(COMMAND ${cxx} -std=c++20 -fsyntax-only ${flag} -I${prefix}/include ${WORK_DIR}/uses_mlbs.cpp
+                    RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(rc EQUAL 0 OR NOT err MATCHES "mlbs was built with")
+      message(FATAL_ERROR "install test: a program compiled ${what} was not refused with mlbs's message:\n${err}")
+    endif()
+    message(STATUS "install test: a program compiled ${what} is refused")
+  endforeach()
+endif()
+
 step("configure the consumer against ${prefix}" ${CMAKE_COMMAND} ${consumer_args})
 
 # The consumer must have found the installed package, not some other mlbs.
@@ -80,5 +146,35 @@ if(NOT at EQUAL 0)
 endif()
 
 step("build the consumer" ${CMAKE_COMMAND} --build ${build})
-step("run the consumer" ${build}/mlbs_install_test ${data})
+step("run the consumer (mlbs::mlbs)" ${build}/mlbs_install_test ${data}/cmake)
+step("run the consumer (mlbs::mlbs_static)" ${build}/mlbs_install_test_static ${data}/cmake-static)
+
+# Without CMake: a C program with pkg-config's flags, as a makefile would.
+file(GLOB pcdirs LIST_DIRECTORIES true ${prefix}/lib*/pkgconfig ${prefix}/lib/*/pkgconfig)
+list(JOIN pcdirs ":" pcpath)
+set(ENV{PKG_CONFIG_PATH} "${pcpath}")
+set(packages mlbs-static)
+if(shared)
+  list(PREPEND packages mlbs)
+endif()
+foreach(pc IN LISTS packages)
+  execute_process(COMMAND ${pkg_config} --cflags --libs ${pc} OUTPUT_VARIABLE flags RESULT_VARIABLE rc
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install test: pkg-config --cflags --libs ${pc} failed (${rc}) with PKG_CONFIG_PATH=${pcpath}")
+  endif()
+  message(STATUS "install test: pkg-config ${pc}: ${flags}")
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  # The shared library is found at run time through the program's rpath, as
+  # a module system's LD_LIBRARY_PATH would.
+  set(rpath "")
+  foreach(f IN LISTS flags)
+    if(f MATCHES "^-L(.+)")
+      list(APPEND rpath "-Wl,-rpath,${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  step("compile the C API test with pkg-config ${pc}"
+       ${cc} -std=c11 ${sanitize_flags} ${CAPI_SOURCE} -o ${build}/capi-${pc} ${flags} ${rpath})
+  step("run the C API test built with ${pc}" ${build}/capi-${pc} ${data}/${pc})
+endforeach()
 message(STATUS "install test: passed")

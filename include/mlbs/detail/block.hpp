@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <memory>
 
+#include "mlbs/export.h"
+
 namespace mlbs::detail {
 
 /// Alignment of every block: O_DIRECT's unit on the file systems we target.
@@ -14,14 +16,14 @@ constexpr std::size_t round_up_block(std::size_t n) {
 }
 
 /// Returns an extent to the arena it was carved from (implemented by the slot pool).
-struct ExtentHome {
+struct MLBS_API ExtentHome {
   virtual ~ExtentHome() = default;
   virtual void give_back(std::byte* ptr, std::size_t bytes) noexcept = 0;
 };
 
 /// Owning handle to aligned memory: either its own allocation or an extent of
 /// a slot-pool arena (then `home` takes it back on destruction).
-class Block {
+class MLBS_API Block {
  public:
   Block() = default;
   /// Fresh memory, rounded up to kBlockAlign and touched (so later copies

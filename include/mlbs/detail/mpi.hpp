@@ -9,6 +9,8 @@
 #include <string>
 #include <type_traits>
 
+#include "mlbs/export.h"
+
 namespace mlbs::detail {
 
 template <class T>
@@ -44,7 +46,7 @@ MPI_Datatype mpi_datatype() {
 /// into root's buffer (all = false) or every rank's (all = true). Checks that
 /// every rank passes the same count (InvalidArgumentError naming `store`, on
 /// every rank), splits counts beyond INT_MAX, turns MPI failures into MpiError.
-void reduce_elements(void* data, std::size_t count, std::size_t elem_bytes, MPI_Datatype type, MPI_Op op,
+MLBS_API void reduce_elements(void* data, std::size_t count, std::size_t elem_bytes, MPI_Datatype type, MPI_Op op,
                      int root, bool all, MPI_Comm comm, const std::string& store);
 
 }  // namespace mlbs::detail

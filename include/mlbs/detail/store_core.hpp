@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mlbs/detail/block.hpp"
+#include "mlbs/export.h"
 #include "mlbs/features.hpp"
 #include "mlbs/stats.hpp"
 
@@ -20,7 +21,7 @@ namespace engine { class Engine; }
 
 namespace detail {
 
-class StoreCore {
+class MLBS_API StoreCore {
  public:
   StoreCore(Runtime& rt, std::string name);
   ~StoreCore();
