@@ -25,6 +25,7 @@ packages=(
   libcli11-dev           # mlbs-bench's command line
   nlohmann-json3-dev     # mlbs-bench's JSON results, trace tests
   libbenchmark-dev       # micro-benchmarks of the copy into DRAM slots (benchmarks/)
+  gfortran               # the Fortran module mlbs (fortran/; optional at build time)
 )
 if ((fuzz)); then
   packages+=(

@@ -4,10 +4,12 @@
 #   WORK_DIR        scratch folder: prefix/, build/ and data/ go here
 #   GENERATOR       the CMake generator of the mlbs build
 #   CAPI_SOURCE     a C program of the C API (tests/capi/test_capi.c)
+#   FORTRAN_EXAMPLE a Fortran program using the module (examples/fortran/rtm.f90)
 # Steps: install MLBS_BUILD_DIR into WORK_DIR/prefix; configure SOURCE_DIR
 # against it with find_package(mlbs), build it, run it against the shared and
 # the static library; compile CAPI_SOURCE with `pkg-config --cflags --libs`
-# mlbs and mlbs-static and run both. Any failure is fatal.
+# mlbs and mlbs-static and run both; compile FORTRAN_EXAMPLE against the
+# installed Fortran module (when built) and run it. Any failure is fatal.
 cmake_minimum_required(VERSION 3.22)
 
 foreach(var MLBS_BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CAPI_SOURCE)
@@ -177,4 +179,20 @@ foreach(pc IN LISTS packages)
        ${cc} -std=c11 ${sanitize_flags} ${CAPI_SOURCE} -o ${build}/capi-${pc} ${flags} ${rpath})
   step("run the C API test built with ${pc}" ${build}/capi-${pc} ${data}/${pc})
 endforeach()
+# Fortran: the installed module and libmlbs_fortran, as a user's build would
+# use them (examples/fortran/rtm.f90).
+read_cache_entry(CMAKE_Fortran_COMPILER fc)
+if(fc AND FORTRAN_EXAMPLE AND EXISTS ${prefix}/include/mlbs/fortran/mlbs.mod)
+  file(GLOB fortran_lib ${prefix}/lib*/libmlbs_fortran.a ${prefix}/lib/*/libmlbs_fortran.a)
+  get_filename_component(libdir "${fortran_lib}" DIRECTORY)
+  set(cxx_runtime "")
+  if(NOT shared)
+    execute_process(COMMAND ${pkg_config} --libs mlbs-static OUTPUT_VARIABLE cxx_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+    separate_arguments(cxx_runtime UNIX_COMMAND "${cxx_runtime}")
+  endif()
+  step("compile a Fortran program against the installed module"
+       ${fc} ${sanitize_flags} ${FORTRAN_EXAMPLE} -o ${build}/fortran-rtm -I${prefix}/include/mlbs/fortran
+       -L${libdir} -lmlbs_fortran -lmlbs -Wl,-rpath,${libdir} ${cxx_runtime})
+  step("run the Fortran program" ${build}/fortran-rtm ${data}/fortran)
+endif()
 message(STATUS "install test: passed")
