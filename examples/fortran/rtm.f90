@@ -59,6 +59,7 @@ program rtm
 
   call mlbs_store_close(snaps, stat)
   call mlbs_close(rt, stat)
+  deallocate(u, v, image)
 
 contains
 
