@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mlbs — THE test command. Installs the build dependencies (scripts/setup.sh),
-# builds and tests the `default` preset (every test), then builds the `tsan`
+# builds and tests the `default` preset (every test), the Python package
+# (pip install . and its pytest suite), then builds the `tsan`
 # preset and runs the engine and integration tests under ThreadSanitizer, then
 # the `asan` preset (AddressSanitizer + UBSan) over every test.
 # Works from any directory. Exits non-zero if any stage fails; the last line
@@ -48,7 +49,7 @@ finish() {
     if [[ -n $skipped ]]; then
       echo "mlbs run-tests: PASSED (${skipped} SKIPPED by MLBS_SKIP_*) in ${elapsed}s"
     else
-      echo "mlbs run-tests: ALL PASSED (default + tsan + asan) in ${elapsed}s"
+      echo "mlbs run-tests: ALL PASSED (default + python + tsan + asan) in ${elapsed}s"
     fi
   else
     ((${#failed[@]})) || failed=("$stage")
@@ -76,6 +77,20 @@ stage="ctest default"
 if ! ctest --preset default -j "$test_jobs" --output-on-failure --timeout "$timeout_s"; then
   failed+=("ctest default")
   note_failures default
+fi
+
+# --- the Python package: built as users build it, then its pytest suite --------
+# (in a virtual environment of its own, so the test installs nothing into the
+# system's Python; it sees the system's numpy and pytest). Not under the
+# sanitizers: the interpreter is not instrumented.
+banner "python package (pip install . + pytest)"
+stage="python"
+venv=build/python/venv
+[[ -x $venv/bin/python ]] || python3 -m venv --system-site-packages "$venv"
+if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+       --config-settings=build-dir=build/python/{wheel_tag} . ||
+   ! "$venv/bin/python" -m pytest -q -o faulthandler_timeout="$timeout_s" tests/python; then
+  failed+=("python")
 fi
 
 # --- tsan preset: engine and integration tests ---------------------------------

@@ -54,6 +54,22 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c "import matplotlib" >/dev/
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore matplotlib
 fi
 
+# The Python package (python/, docs/python.md): scripts/run-tests.sh builds it
+# with these (no build isolation, so rebuilds are incremental) and runs its
+# pytest suite, which also runs the Devito RTM and checkpointing examples
+# (devito with scipy for its seismic examples; checkpoint-schedules). `pip
+# install .` alone fetches the build tools itself.
+if command -v python3 >/dev/null 2>&1; then
+  py_missing=()
+  for mod in nanobind scikit_build_core numpy pytest scipy devito checkpoint_schedules; do
+    python3 -c "import $mod" >/dev/null 2>&1 || py_missing+=("${mod//_/-}")
+  done
+  if ((${#py_missing[@]})); then
+    echo "mlbs setup: installing ${py_missing[*]} (pip)"
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "${py_missing[@]}"
+  fi
+fi
+
 # mlbs-bench's adios2 mode (an external peer in the comparison) builds against
 # ADIOS2's C++ package, which the PyPI wheel ships (headers, libraries and a
 # CMake package under site-packages/adios2/). Best effort: without it the

@@ -43,6 +43,9 @@ void StoreCore::write(std::uint64_t id, const std::byte* data, std::size_t bytes
 std::size_t StoreCore::read(std::uint64_t id, Block& buf, std::size_t elem_size) {
   return live(engine_, name_).read(handle_, id, buf, elem_size);
 }
+void StoreCore::read_exact(std::uint64_t id, Block& buf, std::size_t bytes) {
+  live(engine_, name_).read(handle_, id, buf, 1, bytes);
+}
 bool StoreCore::contains(std::uint64_t id) const { return live(engine_, name_).contains(handle_, id); }
 void StoreCore::erase(std::uint64_t id) { live(engine_, name_).erase(handle_, id); }
 std::vector<std::uint64_t> StoreCore::ids() const { return live(engine_, name_).ids(handle_); }

@@ -127,7 +127,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
 }
 
 std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& buf,
-                         std::size_t elem) {
+                         std::size_t elem, std::size_t exact) {
   Lock lock(mu_);
   raise_pending();
   StoreState& s = store_ref(store);
@@ -136,6 +136,9 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
     throw SizeMismatchError(EMSGSIZE,
                             fmt::format("record of {} bytes is not a whole number of {}-byte elements",
                                         r->size, elem),
+                            ctx(store, id));
+  if (exact != detail::kAnySize && r->size != exact)
+    throw SizeMismatchError(EMSGSIZE, fmt::format("record of {} bytes, expected {}", r->size, exact),
                             ctx(store, id));
   if (!(r->copies & bit(0))) {
     r->demand = true;

@@ -58,7 +58,10 @@ class Engine {
   std::uint32_t open_store(const std::string& name);
   void close_store(std::uint32_t store) noexcept;
   void write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes);
-  std::size_t read(std::uint32_t store, std::uint64_t id, detail::Block& buf, std::size_t elem);
+  /// `exact`: the record must hold exactly that many bytes (checked before it
+  /// is consumed); detail::kAnySize accepts any whole number of elements.
+  std::size_t read(std::uint32_t store, std::uint64_t id, detail::Block& buf, std::size_t elem,
+                   std::size_t exact = detail::kAnySize);
   bool contains(std::uint32_t store, std::uint64_t id);
   void erase(std::uint32_t store, std::uint64_t id);
   std::vector<std::uint64_t> ids(std::uint32_t store);

@@ -269,6 +269,26 @@ TEST(StoreApi, EachRecordKeepsItsOwnSize) {
   EXPECT_TRUE(u.ids().empty());
 }
 
+// StoreCore::read_exact (the fixed-shape read of the Python package): a record
+// of another size is refused before it is consumed, in DRAM and on a file tier.
+TEST(StoreApi, ReadExactRefusesAnotherSizeAndKeepsTheRecord) {
+  TempDir dir;
+  mlbs::Runtime rt(three_tiers(dir, mlbs::Schedule::fifo(), 8 * kPage));
+  mlbs::detail::StoreCore core(rt, "exact");
+  std::vector<std::byte> bytes(3 * kPage, std::byte{5});
+  for (std::uint64_t id = 0; id < 4; ++id) core.write(id, bytes.data(), bytes.size());   // two fit in DRAM
+  core.flush();
+  EXPECT_GT(rt.stats().tiers[1].bytes_in + rt.stats().tiers[2].bytes_in, 0u) << "nothing spilled";
+  mlbs::detail::Block buf;
+  for (std::uint64_t id = 0; id < 4; ++id) {
+    EXPECT_THROW(core.read_exact(id, buf, bytes.size() + 4), mlbs::SizeMismatchError) << "id " << id;
+    EXPECT_TRUE(core.contains(id)) << "a refused read consumed record " << id;
+    core.read_exact(id, buf, bytes.size());
+    ASSERT_GE(buf.capacity(), bytes.size());
+    EXPECT_EQ(std::memcmp(buf.data(), bytes.data(), bytes.size()), 0) << "id " << id;
+  }
+}
+
 // The same with byte records of odd sizes through a Store<char>.
 TEST(StoreApi, OddByteSizesRoundTrip) {
   TempDir dir;

@@ -11,6 +11,8 @@ namespace mlbs::detail {
 
 /// Alignment of every block: O_DIRECT's unit on the file systems we target.
 inline constexpr std::size_t kBlockAlign = 4096;
+/// "Any size" where a byte count may be asked for.
+inline constexpr std::size_t kAnySize = ~std::size_t{0};
 constexpr std::size_t round_up_block(std::size_t n) {
   return (n + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
 }

@@ -35,6 +35,10 @@ class MLBS_API StoreCore {
   /// else copying, reallocating `buf` if it is too small); returns the size in
   /// bytes. Throws SizeMismatchError when the size is not a multiple of elem_size.
   std::size_t read(std::uint64_t id, Block& buf, std::size_t elem_size);
+  /// The same for a record that must hold exactly `bytes` (a fixed-shape
+  /// store, e.g. Python's): SizeMismatchError otherwise, before the record is
+  /// consumed.
+  void read_exact(std::uint64_t id, Block& buf, std::size_t bytes);
   bool contains(std::uint64_t id) const;
   void erase(std::uint64_t id);
   std::vector<std::uint64_t> ids() const;

@@ -1,0 +1,289 @@
+// mlbs Python bindings — Runtime and Store (runtime.hpp).
+#include "runtime.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "arrays.hpp"
+#include "config.hpp"
+#include "copy/copy.hpp"
+#include "mlbs/detail/store_core.hpp"
+#include "mlbs/errors.hpp"
+#include "mlbs/runtime.hpp"
+
+namespace mlbs::python {
+
+namespace {
+
+// What a Runtime and its stores share. `mu` orders calls against close():
+// calls hold it shared (with the GIL released), close() exclusively.
+struct Shared {
+  std::shared_mutex mu;
+  std::unique_ptr<Runtime> rt;
+  std::vector<std::weak_ptr<std::unique_ptr<detail::StoreCore>>> stores;
+};
+
+[[noreturn]] void closed(const std::string& what, const std::string& store = {}) {
+  throw ShutdownError(ESHUTDOWN, what + " is closed", {store, {}, {}});
+}
+
+class PyStore;
+
+class PyRuntime {
+ public:
+  explicit PyRuntime(Config cfg) : shared_(std::make_shared<Shared>()) {
+    nb::gil_scoped_release unlocked;   // construction starts threads and may recover stores
+    shared_->rt = std::make_unique<Runtime>(std::move(cfg));
+  }
+  ~PyRuntime() { shutdown(); }   // holds the GIL: Python is dropping the object
+
+  // Drains what durability owes, stops the helpers, closes the stores.
+  void close() {
+    nb::gil_scoped_release unlocked;
+    shutdown();
+  }
+  bool is_closed() {
+    std::shared_lock lock(shared_->mu);
+    return !shared_->rt;
+  }
+  nb::dict stats() {
+    Stats s;
+    {
+      nb::gil_scoped_release unlocked;
+      std::shared_lock lock(shared_->mu);
+      s = runtime().stats();
+    }
+    return to_dict(s);
+  }
+  Config config() {
+    std::shared_lock lock(shared_->mu);
+    return runtime().config();
+  }
+  int rank() {
+    std::shared_lock lock(shared_->mu);
+    return runtime().rank();
+  }
+  int ranks() {
+    std::shared_lock lock(shared_->mu);
+    return runtime().ranks();
+  }
+  const std::shared_ptr<Shared>& shared() const { return shared_; }
+
+ private:
+  Runtime& runtime() {
+    if (!shared_->rt) closed("runtime");
+    return *shared_->rt;
+  }
+  void shutdown() noexcept {
+    std::unique_lock lock(shared_->mu);
+    for (auto& weak : shared_->stores)
+      if (auto core = weak.lock()) core->reset();
+    shared_->stores.clear();
+    shared_->rt.reset();
+  }
+
+  std::shared_ptr<Shared> shared_;
+};
+
+class PyStore {
+ public:
+  PyStore(PyRuntime& rt, std::string name, ArraySpec spec)
+      : shared_(rt.shared()),
+        spec_(std::move(spec)),
+        cache_(std::make_shared<BlockCache>(spec_.nbytes)),
+        core_(std::make_shared<std::unique_ptr<detail::StoreCore>>()),
+        name_(std::move(name)) {
+    nb::gil_scoped_release unlocked;   // a persistent store recovers here
+    std::unique_lock lock(shared_->mu);
+    if (!shared_->rt) closed("runtime", name_);
+    *core_ = std::make_unique<detail::StoreCore>(*shared_->rt, name_);
+    shared_->stores.push_back(core_);
+  }
+
+  void write(std::uint64_t id, nb::handle array) {
+    const AnyArray a = spec_.check(array, "store '" + name_ + "' write");
+    nb::gil_scoped_release unlocked;
+    std::shared_lock lock(shared_->mu);
+    detail::StoreCore& s = core();
+    if (c_contiguous(a)) {
+      s.write(id, static_cast<const std::byte*>(a.data()), spec_.nbytes);
+      return;
+    }
+    detail::Block staging = cache_->take();
+    pack(staging.data(), a);
+    s.write(id, staging.data(), spec_.nbytes);
+    cache_->give(std::move(staging));
+  }
+
+  nb::object read(std::uint64_t id, nb::handle out) {
+    if (out.is_none()) {
+      detail::Block block;
+      {
+        nb::gil_scoped_release unlocked;
+        std::shared_lock lock(shared_->mu);
+        detail::StoreCore& s = core();
+        block = cache_->take();
+        s.read_exact(id, block, spec_.nbytes);
+      }
+      return adopt(std::move(block), spec_, cache_);
+    }
+    const AnyArray a = spec_.check_out(out, "store '" + name_ + "' read");
+    {
+      nb::gil_scoped_release unlocked;
+      std::shared_lock lock(shared_->mu);
+      detail::StoreCore& s = core();
+      detail::Block block = cache_->take();
+      s.read_exact(id, block, spec_.nbytes);
+      if (c_contiguous(a))   // the library's copy: streaming stores and its copy team, as write() has
+        copy::bulk(const_cast<void*>(a.data()), block.data(), spec_.nbytes);
+      else
+        unpack(a, block.data());
+      cache_->give(std::move(block));
+    }
+    return nb::borrow(out);
+  }
+
+  // The C++ baseline of benchmarks/python_overhead.py: the calls that write()
+  // and read() make, in a C++ loop over `ids` (what a C++ program's
+  // Store<T>::write/read do), in this process on this store. Returns ns.
+  std::uint64_t native_loop(const std::string& op, const std::vector<std::uint64_t>& ids, nb::handle array) {
+    const AnyArray a = spec_.check(array, "store '" + name_ + "' _native_loop");
+    if (!c_contiguous(a)) throw nb::value_error("_native_loop: the array must be C-contiguous");
+    nb::gil_scoped_release unlocked;
+    std::shared_lock lock(shared_->mu);
+    detail::StoreCore& s = core();
+    auto* data = static_cast<std::byte*>(const_cast<void*>(a.data()));
+    detail::Block block = cache_->take();
+    const auto start = std::chrono::steady_clock::now();
+    if (op == "write") {
+      for (std::uint64_t id : ids) s.write(id, data, spec_.nbytes);
+    } else if (op == "read") {
+      for (std::uint64_t id : ids) s.read_exact(id, block, spec_.nbytes);
+    } else if (op == "read_out") {
+      for (std::uint64_t id : ids) {
+        s.read_exact(id, block, spec_.nbytes);
+        copy::bulk(data, block.data(), spec_.nbytes);
+      }
+    } else {
+      throw InvalidArgumentError(EINVAL, "_native_loop: op is write, read or read_out, not '" + op + "'");
+    }
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    cache_->give(std::move(block));
+    return static_cast<std::uint64_t>(ns.count());
+  }
+
+  bool contains(std::uint64_t id) {
+    std::shared_lock lock(shared_->mu);
+    return core().contains(id);
+  }
+  void erase(std::uint64_t id) {
+    nb::gil_scoped_release unlocked;
+    std::shared_lock lock(shared_->mu);
+    core().erase(id);
+  }
+  std::vector<std::uint64_t> ids() {
+    std::shared_lock lock(shared_->mu);
+    return core().ids();
+  }
+  void flush() {
+    nb::gil_scoped_release unlocked;
+    std::shared_lock lock(shared_->mu);
+    core().flush();
+  }
+  nb::dict info(std::uint64_t id) {
+    RecordInfo r;
+    {
+      std::shared_lock lock(shared_->mu);
+      r = core().info(id);
+    }
+    return to_dict(r);
+  }
+  void close() {
+    nb::gil_scoped_release unlocked;
+    std::unique_lock lock(shared_->mu);
+    core_->reset();
+  }
+  bool is_closed() {
+    std::shared_lock lock(shared_->mu);
+    return !*core_;
+  }
+  const std::string& name() const { return name_; }
+  const ArraySpec& spec() const { return spec_; }
+
+ private:
+  detail::StoreCore& core() {
+    if (!*core_) closed("store '" + name_ + "'", name_);
+    return **core_;
+  }
+
+  std::shared_ptr<Shared> shared_;
+  ArraySpec spec_;
+  std::shared_ptr<BlockCache> cache_;
+  std::shared_ptr<std::unique_ptr<detail::StoreCore>> core_;   ///< reset by close() of either
+  std::string name_;
+};
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<PyRuntime>(m, "Runtime",
+                        "Starts the helper engine; close() (or leaving a with block) drains what durability owes\n"
+                        "and stops it. Stores keep their runtime alive.")
+      .def(nb::init<Config>(), nb::arg("config") = Config{})
+      .def("close", &PyRuntime::close, "Closes the stores, drains, stops the helpers. Idempotent.")
+      .def_prop_ro("closed", &PyRuntime::is_closed)
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__exit__", [](PyRuntime& rt, nb::handle, nb::handle, nb::handle) { rt.close(); },
+           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def(
+          "store",
+          [](PyRuntime& rt, std::string name, nb::handle shape, nb::handle dtype) {
+            return new PyStore(rt, std::move(name), ArraySpec::from_python(shape, dtype));
+          },
+          nb::arg("name"), nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::keep_alive<0, 1>(),
+          nb::sig("def store(self, name: str, shape: int | collections.abc.Sequence[int], dtype: "
+                  "numpy.typing.DTypeLike = None) -> Store"),
+          "A store of arrays of that shape and dtype (default float64); persistent stores recover here.")
+      .def("stats", &PyRuntime::stats, "The catalog's counters: a dict, 'tiers' a list of dicts.")
+      .def_prop_ro("config", &PyRuntime::config)
+      .def_prop_ro("rank", &PyRuntime::rank)
+      .def_prop_ro("ranks", &PyRuntime::ranks);
+
+  nb::class_<PyStore>(m, "Store", "Records of one shape and dtype; made by Runtime.store().")
+      .def("write", &PyStore::write, nb::arg("id"), nb::arg("array"),
+           nb::sig("def write(self, id: int, array: numpy.typing.ArrayLike) -> None"),
+           "Copies array (the store's shape and dtype, any strides) as record id; it may change at once.")
+      .def("read", &PyStore::read, nb::arg("id"), nb::arg("out") = nb::none(),
+           nb::sig("def read(self, id: int, out: numpy.ndarray | None = None) -> numpy.ndarray"),
+           "Record id: into out (writable, the store's shape and dtype, any strides) and returns it,\n"
+           "or as a new array.")
+      .def("_native_loop", &PyStore::native_loop, nb::arg("op"), nb::arg("ids"), nb::arg("array"),
+           "Benchmark support (benchmarks/python_overhead.py): the same calls in a C++ loop; ns.")
+      .def("contains", &PyStore::contains, nb::arg("id"))
+      .def("__contains__", &PyStore::contains, nb::arg("id"))
+      .def("erase", &PyStore::erase, nb::arg("id"))
+      .def("ids", &PyStore::ids, "Ids held, ascending.")
+      .def("flush", &PyStore::flush, "Returns once every record written before is durable (persistent mode).")
+      .def("info", &PyStore::info, nb::arg("id"), "What the catalog knows of record id (tiers, lineage, ...).")
+      .def("close", &PyStore::close, "Closes this store (its records stay in the runtime). Idempotent.")
+      .def_prop_ro("closed", &PyStore::is_closed)
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__exit__", [](PyStore& s, nb::handle, nb::handle, nb::handle) { s.close(); },
+           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def_prop_ro("name", &PyStore::name)
+      .def_prop_ro("shape", [](const PyStore& s) { return s.spec().shape_tuple(); })
+      .def_prop_ro("dtype", [](const PyStore& s) { return s.spec().np_dtype; })
+      .def_prop_ro("nbytes", [](const PyStore& s) { return s.spec().nbytes; })
+      .def("__repr__", [](const PyStore& s) { return "mlbs.Store('" + s.name() + "', " + s.spec().describe() + ")"; });
+}
+
+}  // namespace mlbs::python
