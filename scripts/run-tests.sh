@@ -3,7 +3,8 @@
 # builds and tests the `default` preset (every test), the Python package
 # (pip install . and its pytest suite), then builds the `tsan`
 # preset and runs the engine and integration tests under ThreadSanitizer, then
-# the `asan` preset (AddressSanitizer + UBSan) over every test.
+# the `asan` preset (AddressSanitizer + UBSan) over every test, and the Python
+# suite again against an instrumented extension.
 # Works from any directory. Exits non-zero if any stage fails; the last line
 # says which.
 #
@@ -128,6 +129,23 @@ else
   if ! ctest --preset asan -j "$test_jobs" --output-on-failure --timeout "$timeout_s"; then
     failed+=("ctest asan")
   note_failures asan
+  fi
+
+  # The Python extension (its strided copies, block cache, error translation)
+  # and the library under it, instrumented, driven by the same pytest suite.
+  # The interpreter is not instrumented: the runtimes are preloaded, and leak
+  # detection is off (CPython leaves its own allocations at exit).
+  banner "python package under ASan + UBSan (pytest)"
+  stage="python asan"
+  venv=build/python/venv-asan
+  [[ -x $venv/bin/python ]] || python3 -m venv --system-site-packages "$venv"
+  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+         --config-settings=build-dir=build/python/asan-{wheel_tag} \
+         --config-settings=cmake.define.MLBS_SANITIZE=address --config-settings=cmake.build-type=Debug . ||
+     ! ASAN_OPTIONS=detect_leaks=0 \
+       LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+       "$venv/bin/python" -m pytest -q -o faulthandler_timeout="$timeout_s" tests/python; then
+    failed+=("python asan")
   fi
 fi
 
