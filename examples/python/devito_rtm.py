@@ -102,7 +102,7 @@ def run_reference(model0, geometry, so, every, d_obs, dt):
     residual.data[:] = rec.data - d_obs.data
     image = Function(name="image", grid=model0.grid)
     adjoint_operator(model0, geometry, so, residual, image, usave, time_sub).apply(dt=dt, time_m=1, time_M=nt - 2)
-    return np.array(image.data), usave.data.nbytes
+    return np.array(image.data)
 
 
 def run_chunked(model0, geometry, so, every, d_obs, dt, save, load):
@@ -159,7 +159,7 @@ def main():
     model, model0, geometry = build_problem((args.shape,) * 3, args.nbl, args.tn, so)
     dt = model0.critical_dt
     d_obs, _, _ = AcousticWaveSolver(model, geometry, space_order=so).forward(vp=model.vp, dt=dt)
-    reference, _ = run_reference(model0, geometry, so, every, d_obs, dt)
+    reference = run_reference(model0, geometry, so, every, d_obs, dt)
 
     grid_shape = tuple(int(n) for n in model0.grid.shape)
     snap_shape = TimeFunction(name="probe", grid=model0.grid, time_order=2, space_order=so).data_with_halo.shape[1:]

@@ -29,6 +29,10 @@ std::string shape_text(const std::size_t* shape, std::size_t ndim) {
   return s + (ndim == 1 ? ",)" : ")");
 }
 
+std::string where(std::string_view who, std::string_view op) {
+  return std::string(who) + " " + std::string(op);
+}
+
 std::string given_text(const AnyArray& a) {
   std::vector<std::size_t> shape(a.ndim());
   for (std::size_t i = 0; i < a.ndim(); ++i) shape[i] = a.shape(i);
@@ -157,36 +161,36 @@ nb::tuple ArraySpec::shape_tuple() const {
   return nb::tuple(l);
 }
 
-AnyArray ArraySpec::check(nb::handle array, const std::string& what) const {
+AnyArray ArraySpec::check(nb::handle array, std::string_view who, std::string_view op) const {
   AnyArray a;
   if (!nb::try_cast<AnyArray>(array, a, false))
-    throw nb::type_error((what + ": expected " + describe() + ", got " +
+    throw nb::type_error((where(who, op) + ": expected " + describe() + ", got " +
                           nb::type_name(array.type()).c_str()).c_str());
-  verify(a, what);
+  verify(a, who, op);
   return a;
 }
 
-void ArraySpec::verify(const AnyArray& a, const std::string& what) const {
+void ArraySpec::verify(const AnyArray& a, std::string_view who, std::string_view op) const {
   if (a.dtype() != dtype)
-    throw nb::type_error((what + ": expected " + describe() + ", got " + given_text(a)).c_str());
+    throw nb::type_error((where(who, op) + ": expected " + describe() + ", got " + given_text(a)).c_str());
   bool same = a.ndim() == shape.size();
   for (std::size_t i = 0; same && i < shape.size(); ++i) same = a.shape(i) == shape[i];
-  if (!same) throw nb::value_error((what + ": expected " + describe() + ", got " + given_text(a)).c_str());
+  if (!same) throw nb::value_error((where(who, op) + ": expected " + describe() + ", got " + given_text(a)).c_str());
 }
 
-AnyArray ArraySpec::check_out(nb::handle array, const std::string& what) const {
+AnyArray ArraySpec::check_out(nb::handle array, std::string_view who, std::string_view op) const {
   // Writable arrays only (nanobind refuses read-only ones for a non-ro view);
   // the ro view tells a read-only array from something that is no array.
   nb::ndarray<nb::device::cpu> writable;
   if (!nb::try_cast(array, writable, false)) {
     AnyArray any;
     if (nb::try_cast(array, any, false))
-      throw nb::value_error((what + ": out= is read-only (expected writable " + describe() + ")").c_str());
-    throw nb::type_error((what + ": out= must be a writable array of " + describe() + ", got " +
+      throw nb::value_error((where(who, op) + ": out= is read-only (expected writable " + describe() + ")").c_str());
+    throw nb::type_error((where(who, op) + ": out= must be a writable array of " + describe() + ", got " +
                           nb::type_name(array.type()).c_str()).c_str());
   }
   AnyArray a(writable);
-  verify(a, what);
+  verify(a, who, op);
   return a;
 }
 

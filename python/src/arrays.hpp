@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nanobind/nanobind.h>
@@ -38,13 +39,14 @@ struct ArraySpec {
   nb::tuple shape_tuple() const;
 
   /// `array` viewed as this spec's array; TypeError (not an array, other
-  /// dtype) or ValueError (other shape) naming `what` ("store 'u' write").
-  AnyArray check(nb::handle array, const std::string& what) const;
+  /// dtype) or ValueError (other shape) naming `who` and `op` ("store 'u'",
+  /// "write": the message is built only on failure).
+  AnyArray check(nb::handle array, std::string_view who, std::string_view op) const;
   /// The same for out=: also writable (any writable CPU array: numpy, or a DLPack exporter).
-  AnyArray check_out(nb::handle array, const std::string& what) const;
+  AnyArray check_out(nb::handle array, std::string_view who, std::string_view op) const;
 
  private:
-  void verify(const AnyArray& a, const std::string& what) const;
+  void verify(const AnyArray& a, std::string_view who, std::string_view op) const;
 };
 
 /// True when `a`'s elements lie in C order without gaps (a direct copy).

@@ -23,7 +23,10 @@ namespace {
 class PyReader {
  public:
   PyReader(const Config& cfg, std::string name, ArraySpec spec, int rank)
-      : spec_(std::move(spec)), cache_(std::make_shared<BlockCache>(spec_.nbytes)), name_(std::move(name)) {
+      : spec_(std::move(spec)),
+        cache_(std::make_shared<BlockCache>(spec_.nbytes)),
+        name_(std::move(name)),
+        label_("reader of store '" + name_ + "'") {
     nb::gil_scoped_release unlocked;
     core_ = std::make_unique<detail::ReaderCore>(cfg, name_, rank);
   }
@@ -51,7 +54,7 @@ class PyReader {
       }
       return adopt(std::move(block), spec_, cache_);
     }
-    const AnyArray a = spec_.check_out(out, "reader of store '" + name_ + "' read");
+    const AnyArray a = spec_.check_out(out, label_, "read");
     {
       nb::gil_scoped_release unlocked;
       std::shared_lock lock(mu_);
@@ -88,6 +91,7 @@ class PyReader {
   ArraySpec spec_;
   std::shared_ptr<BlockCache> cache_;
   std::string name_;
+  std::string label_;   ///< "reader of store 'name'", for messages
   std::shared_mutex mu_;   ///< calls shared, close() exclusive
   std::unique_ptr<detail::ReaderCore> core_;
 };

@@ -101,7 +101,8 @@ class PyStore {
         spec_(std::move(spec)),
         cache_(std::make_shared<BlockCache>(spec_.nbytes)),
         core_(std::make_shared<std::unique_ptr<detail::StoreCore>>()),
-        name_(std::move(name)) {
+        name_(std::move(name)),
+        label_("store '" + name_ + "'") {
     nb::gil_scoped_release unlocked;   // a persistent store recovers here
     std::unique_lock lock(shared_->mu);
     if (!shared_->rt) closed("runtime", name_);
@@ -110,7 +111,7 @@ class PyStore {
   }
 
   void write(std::uint64_t id, nb::handle array) {
-    const AnyArray a = spec_.check(array, "store '" + name_ + "' write");
+    const AnyArray a = spec_.check(array, label_, "write");
     nb::gil_scoped_release unlocked;
     std::shared_lock lock(shared_->mu);
     detail::StoreCore& s = core();
@@ -136,7 +137,7 @@ class PyStore {
       }
       return adopt(std::move(block), spec_, cache_);
     }
-    const AnyArray a = spec_.check_out(out, "store '" + name_ + "' read");
+    const AnyArray a = spec_.check_out(out, label_, "read");
     {
       nb::gil_scoped_release unlocked;
       std::shared_lock lock(shared_->mu);
@@ -156,7 +157,7 @@ class PyStore {
   // and read() make, in a C++ loop over `ids` (what a C++ program's
   // Store<T>::write/read do), in this process on this store. Returns ns.
   std::uint64_t native_loop(const std::string& op, const std::vector<std::uint64_t>& ids, nb::handle array) {
-    const AnyArray a = spec_.check(array, "store '" + name_ + "' _native_loop");
+    const AnyArray a = spec_.check(array, label_, "_native_loop");
     if (!c_contiguous(a)) throw nb::value_error("_native_loop: the array must be C-contiguous");
     nb::gil_scoped_release unlocked;
     std::shared_lock lock(shared_->mu);
@@ -230,6 +231,7 @@ class PyStore {
   std::shared_ptr<BlockCache> cache_;
   std::shared_ptr<std::unique_ptr<detail::StoreCore>> core_;   ///< reset by close() of either
   std::string name_;
+  std::string label_;   ///< "store 'name'", for messages
 };
 
 }  // namespace
