@@ -1,6 +1,8 @@
 // mlbs Python bindings — Config and Tier (config.hpp).
 #include "config.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +19,12 @@ namespace mlbs::python {
 namespace nb = nanobind;
 
 namespace {
+
+// The fields Config(**kwargs) sets (the properties bound below).
+constexpr const char* kConfigFields[] = {
+    "tiers",          "schedule",     "durability",   "helper_core",  "helper_threads",
+    "checksums",      "layout",       "io_chunk_bytes", "shutdown_timeout_ms", "page_cache",
+    "live_catalog",   "live_records", "reader_retention"};
 
 // A byte count given as an int or a size string ("64GiB").
 std::uint64_t to_bytes(nb::handle v, const std::string& field) {
@@ -192,11 +200,17 @@ void bind_config(nb::module_& m) {
             new (self) Config();
             nb::inst_mark_ready(self_obj);
             for (auto [key, value] : kwargs) {
-              if (!nb::hasattr(self_obj, key) || nb::cast<std::string>(key).starts_with("_"))
-                throw nb::type_error(("Config() got an unknown keyword '" + nb::cast<std::string>(key) + "'").c_str());
+              const std::string name = nb::cast<std::string>(key);
+              if (std::find(std::begin(kConfigFields), std::end(kConfigFields), name) == std::end(kConfigFields))
+                throw nb::type_error(("Config() got an unknown keyword '" + name + "'").c_str());
               nb::setattr(self_obj, key, value);
             }
-          })
+          },
+          nb::sig("def __init__(self, *, tiers: str | collections.abc.Sequence[Tier | str] = ..., "
+                  "schedule: str | collections.abc.Sequence[int] = ..., durability: str = ..., "
+                  "helper_core: int = ..., helper_threads: int = ..., checksums: bool = ..., layout: str = ..., "
+                  "io_chunk_bytes: int | str = ..., shutdown_timeout_ms: int = ..., page_cache: bool = ..., "
+                  "live_catalog: bool = ..., live_records: int = ..., reader_retention: str = ...) -> None"))
       .def_static("from_file", &Config::from_file, nb::arg("path"), "Reads a TOML file (docs/configuration.md).")
       .def_static("from_toml", &Config::from_toml, nb::arg("text"), nb::arg("source") = "<string>")
       .def_static("from_env", &Config::from_env, "MLBS_CONFIG, then the MLBS_* variables.")

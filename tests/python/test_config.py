@@ -1,5 +1,7 @@
 """Config and Tier from Python: keywords, spec strings, schedules, files and the environment."""
 
+import pytest
+
 import mlbs
 
 
@@ -11,6 +13,8 @@ def test_keywords_set_fields_and_defaults_stay():
     assert c.tiers[0].capacity_bytes == 64 << 20 and c.tiers[1].capacity_bytes == 1 << 30
     assert (c.schedule, c.durability, c.helper_threads, c.checksums) == ("fifo", "persistent", 2, False)
     assert (c.io_chunk_bytes, c.layout) == (4 << 20, "log")
+    with pytest.raises(TypeError, match="unknown keyword 'validate'"):
+        mlbs.Config(validate=True)
     d = mlbs.Config()
     assert d.schedule == "lifo" and d.durability == "scratch" and d.checksums and d.live_catalog
 
@@ -62,3 +66,12 @@ def test_runtime_reports_its_config(tiers):
     with mlbs.Runtime(mlbs.Config(tiers=tiers, schedule="fifo")) as rt:
         assert rt.config.schedule == "fifo" and len(rt.config.tiers) == 3
         assert (rt.rank, rt.ranks) == (0, 1)
+
+
+def test_every_config_property_is_a_keyword():
+    """Config(**kw) accepts every property Config has, and round-trips the defaults."""
+    d = mlbs.Config()
+    props = [n for n, v in vars(mlbs.Config).items() if isinstance(v, property)]
+    assert len(props) >= 13, props
+    c = mlbs.Config(**{n: getattr(d, n) for n in props})
+    assert repr(c) == repr(d)
