@@ -42,7 +42,13 @@ Record& Catalog::insert(std::unique_ptr<Record> r) {
   Record& ref = *r;
   live_bytes_ += ref.size;
   records_.emplace(Key{ref.store, ref.id}, std::move(r));
+  ranking_.push_back(&ref);
   return ref;
+}
+
+void Catalog::unrank(const Record& r) {
+  // A scan of contiguous pointers; the entry is dropped at the next pass.
+  if (auto it = std::find(ranking_.begin(), ranking_.end(), &r); it != ranking_.end()) *it = nullptr;
 }
 
 std::vector<Record*> Catalog::records_of(std::uint32_t store) {
@@ -54,6 +60,7 @@ std::vector<Record*> Catalog::records_of(std::uint32_t store) {
 
 void Catalog::retire(Record& r) {
   auto it = records_.find({r.store, r.id});
+  unrank(r);
   r.retired = true;
   live_bytes_ -= r.size;
   retiring_.push_back(std::move(it->second));
@@ -64,6 +71,7 @@ void Catalog::forget(Record& r) {
   if (r.retired) {
     std::erase_if(retiring_, [&](const std::unique_ptr<Record>& p) { return p.get() == &r; });
   } else {
+    unrank(r);
     live_bytes_ -= r.size;
     records_.erase({r.store, r.id});
   }

@@ -61,6 +61,11 @@ class Catalog {
   std::size_t size() const noexcept { return records_.size(); }
   /// Bytes of the live records (persistent: all owed to the last tier).
   std::uint64_t live_bytes() const noexcept { return live_bytes_; }
+  /// The live records in the order the planner last ranked them, records
+  /// inserted since at the end and null where one has left since: the
+  /// planner re-sorts only what changed (Engine::refresh_placement), so a
+  /// pass costs O(n), not a sort of the whole catalog at every change.
+  std::vector<Record*>& ranking() noexcept { return ranking_; }
 
   // --- records on their way out ---
   /// Out of the catalog now (its id is free for a new write) while a helper
@@ -100,6 +105,8 @@ class Catalog {
   std::deque<StoreState> stores_;  ///< deque: references stay valid as stores open
   std::unordered_map<Key, std::unique_ptr<Record>, KeyHash> records_;
   std::vector<std::unique_ptr<Record>> retiring_;
+  std::vector<Record*> ranking_;
+  void unrank(const Record& r);
   std::uint64_t live_bytes_ = 0;
   std::uint64_t next_gen_ = 1;
   std::uint64_t clock_ = 0;

@@ -22,6 +22,9 @@ namespace live {
 class Writer;
 }
 
+/// Record::rank of a record no planning pass has ranked yet (no rank the
+/// policies give is this large).
+inline constexpr std::uint64_t kUnranked = ~std::uint64_t{0};
 using TierMask = std::uint32_t;
 constexpr TierMask bit(int t) { return TierMask{1} << t; }
 
@@ -47,7 +50,7 @@ struct Record {
                                     ///< reported when flush() or a write() needs that copy
   std::vector<RecordInfo::Move> lineage;
   // Placement of the last planning pass (the planner's, kept here until it has a view of its own).
-  std::uint64_t rank = 0;
+  std::uint64_t rank = kUnranked;   ///< what the last pass ordered it by (engine/policies/ranking.hpp)
   bool want_mem = false;
   int dir_target = -1;
   /// Reader retention: no reader has read this write yet (placement keeps it

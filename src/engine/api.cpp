@@ -55,10 +55,16 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
                                       format_bytes(bytes), format_bytes(cap), format_bytes(catalog_.live_bytes())),
                           {s.name, id, tiers_[last()].backend->label()});
   }
+  // Planning sees a write in progress only through DRAM's headroom
+  // (policies::dram_limit): when that is unchanged, as it is for a stream of
+  // equal records, and the slot is there, the helpers are told once, when
+  // the record is in (a wake-up costs the caller a futex call).
+  const std::uint64_t headroom = std::max(pending_bytes_, last_write_bytes_);
   s.pending.emplace(id, slot_bytes);
   pending_bytes_ += slot_bytes;
   last_write_bytes_ = slot_bytes;
-  touch();
+  bool announced = std::max(pending_bytes_, last_write_bytes_) != headroom;
+  if (announced) touch();
   auto unpend = [&] {
     s.pending.erase(id);
     pending_bytes_ -= slot_bytes;
@@ -68,10 +74,21 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   const auto wait_start = Clock::now();
   bool waited = false;
   for (;;) {
-    refresh_placement();
-    if (make_dram_room(bytes)) {
+    // Free room needs no planning pass (policies::dram_room would drop
+    // nothing): most writes take a slot without ranking the catalog.
+    bool room = mem_->fits(bytes);
+    if (!room) {
+      refresh_placement();
+      room = make_dram_room(bytes);
+    }
+    if (room) {
       block = mem_->allocate_slot(bytes);
       if (block) break;
+    }
+    if (!announced) {  // no room yet: the helpers make it, knowing of this write
+      announced = true;
+      touch();
+      continue;
     }
     if (idle_version_ == version_ && inflight_ == 0) {
       unpend();

@@ -182,6 +182,14 @@ void Engine::shutdown() noexcept {
 std::uint64_t Engine::now_ns() const { return elapsed_ns(t0_); }
 
 void Engine::touch() {
+  changed();
+  // A store that went live wants a helper looking out for readers.
+  if (idle_helpers_ > 0 && !stopping_ &&
+      (helpers_have_work() || (!reader_polling_ && reader_check_interval())))
+    work_cv_.notify_one();
+}
+
+void Engine::changed() {
   if (live_changed_) {
     live_changed_ = false;
     for (StoreState& s : catalog_.stores()) {
@@ -193,8 +201,24 @@ void Engine::touch() {
   }
   ++version_;
   ranking_dirty_ = true;
-  work_cv_.notify_all();
   state_cv_.notify_all();
+}
+
+void Engine::wake_helper() {
+  if (idle_helpers_ > 0) work_cv_.notify_one();
+}
+
+bool Engine::helpers_have_work() {
+  if (!removals_.empty() || shared_quota_moved()) return true;
+  const std::uint64_t before = version_;
+  refresh_placement();  // what the woken helper would do first; it then skips it
+  policies::Notes notes;
+  if (policies::next(view(), notes) || version_ != before) return true;
+  // The pass a helper would have made: its stalls count, and it finds the
+  // helpers idle (flush() and a write without room wait for that).
+  for (std::size_t t = 0; t < notes.stalls.size(); ++t) tiers_[t].stats.stalls += notes.stalls[t];
+  if (inflight_ == 0) idle_version_ = version_;
+  return false;
 }
 
 namespace {

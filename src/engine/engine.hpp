@@ -168,7 +168,24 @@ class Engine {
   void erase_record(Record& r);
   int fastest_copy(const Record& r, int except = -1) const;
   void note(Record& r, int from, int to);
-  void touch();   ///< state changed: wake helpers and waiting callers (and live readers)
+  /// State changed: changed(), and an idle helper woken if the change gave
+  /// the helpers work (helpers_have_work()). Not from inside plan() or while
+  /// indices into ranked_ are held: it may rank the catalog again.
+  void touch();
+  /// State changed: waiting callers (and live readers) are told, the next
+  /// planning pass ranks again; no helper is woken (a helper calls this on
+  /// itself before it plans again).
+  void changed();
+  /// Wakes one idle helper, if any, unconditionally (a removal was queued
+  /// inside a planning pass, which cannot look again).
+  void wake_helper();
+  /// Whether plan() would find something now, found without doing it (the
+  /// policies are pure): a wake-up is a futex call and, on a sleeping core,
+  /// an interrupt, so a change that leaves nothing to do (a write into free
+  /// DRAM, a read of a record in DRAM with nothing to prefetch) wakes no
+  /// one. When nothing is found, the helpers are idle at this version, as if
+  /// one had planned.
+  bool helpers_have_work();
   /// The record's state to its store's live catalog (if it has one); `state`
   /// overrides the one the catalog derives (an erase in progress).
   void publish(const Record& r, std::optional<catalog::RecordState> state = std::nullopt);
@@ -207,7 +224,8 @@ class Engine {
   tiers::MemoryBackend* mem_ = nullptr;  ///< tier 0's backend: the slot pool
   /// Stores and records (after tiers_: records' slots go home before the pool goes).
   catalog::Catalog catalog_;
-  std::vector<Record*> ranked_;       ///< soonest next use first
+  std::vector<Record*> ranked_;       ///< soonest next use first (a copy of catalog_.ranking())
+  std::vector<Record*> moved_;        ///< refresh_placement()'s scratch: records whose rank changed
   std::vector<policies::TierView> tier_views_;  ///< view()'s storage
   bool ranking_dirty_ = true;
   std::deque<Op> removals_;
@@ -220,6 +238,8 @@ class Engine {
   std::uint64_t version_ = 0;        ///< bumped on every state change
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do
   unsigned inflight_ = 0;
+  unsigned idle_helpers_ = 0;        ///< helpers waiting on work_cv_
+  bool reader_polling_ = false;      ///< an idle helper looks for new readers now and then
   bool stopping_ = false;
   bool live_changed_ = false;  ///< published since the last touch(): tier counters and a wake-up are due
   Stats counters_;

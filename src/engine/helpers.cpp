@@ -29,25 +29,33 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
       op = plan();
     } catch (...) {
       pending_errors_.push_back(std::current_exception());
-      touch();
+      changed();
     }
     if (!op) {
       if (inflight_ == 0 && version_ == seen) {
         idle_version_ = seen;
         state_cv_.notify_all();
       }
-      // Helper 0 also wakes now and then to notice readers attaching from
-      // another process (they read file tiers: records go down for them).
-      const auto interval = index == 0 ? reader_check_interval() : std::nullopt;
+      // One idle helper also wakes now and then to notice readers attaching
+      // from another process (they read file tiers: records go down for them).
+      const auto interval = reader_polling_ ? std::nullopt : reader_check_interval();
+      ++idle_helpers_;
       if (!interval) {
         work_cv_.wait(lock, st, [&] { return version_ != seen; });
-      } else if (!work_cv_.wait_for(lock, st, *interval, [&] { return version_ != seen; }) && readers_changed()) {
-        ranking_dirty_ = true;
-        ++version_;
+      } else {
+        reader_polling_ = true;
+        if (!work_cv_.wait_for(lock, st, *interval, [&] { return version_ != seen; }) && readers_changed()) {
+          ranking_dirty_ = true;
+          ++version_;
+        }
+        reader_polling_ = false;
       }
+      --idle_helpers_;
       continue;
     }
     ++inflight_;
+    // More to do than this: an idle helper takes it while this one moves.
+    if (idle_helpers_ > 0 && helpers_have_work()) work_cv_.notify_one();
     lock.unlock();
     const auto start = Clock::now();
     std::exception_ptr err;
@@ -61,7 +69,7 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
     lock.lock();
     --inflight_;
     complete(*op, err);
-    touch();
+    changed();  // this helper plans next, and wakes another if it finds more
   }
 }
 

@@ -32,20 +32,29 @@ std::uint64_t Engine::rank_of(const Record& r) const {
 void Engine::refresh_placement() {
   if (!ranking_dirty_) return;
   ranking_dirty_ = false;
-  ranked_.clear();
-  ranked_.reserve(catalog_.size());
   readers_changed();
   const bool retention = cfg_.reader_retention == ReaderRetention::until_read;
-  for (Record& r : catalog_.records()) {
-    r.rank = rank_of(r);
+  // The last pass's order: records whose rank is unchanged stay in order, the
+  // rest (a read's record, new ones) are sorted and merged back in.
+  std::vector<Record*>& order = catalog_.ranking();
+  moved_.clear();
+  std::size_t kept = 0;
+  for (Record* r : order) {
+    if (!r) continue;  // left the catalog since
     // Reader retention: kept until a reader's acknowledgement shows in the
     // store's live catalog (seen at the next planning pass).
-    const auto& live = catalog_.store(r.store).live;
-    r.for_readers = retention && live && !live->read_by_reader(r.id, r.gen);
-    r.watched = catalog_.store(r.store).watched;
-    ranked_.push_back(&r);
+    const auto& live = catalog_.store(r->store).live;
+    r->for_readers = retention && live && !live->read_by_reader(r->id, r->gen);
+    r->watched = catalog_.store(r->store).watched;
+    if (const std::uint64_t rank = rank_of(*r); rank != r->rank) {
+      r->rank = rank;
+      moved_.push_back(r);
+    } else {
+      order[kept++] = r;
+    }
   }
-  policies::order_by_rank(ranked_);
+  policies::merge_by_rank(order, kept, moved_, ranked_);
+  ranked_.assign(order.begin(), order.end());
 
   policies::Limits limits;
   limits.dram_bytes =
@@ -166,10 +175,12 @@ void Engine::drop_copy(Record& r, int t) {
       ++st.journal_erases;
     }
     removals_.push_back(std::move(rm));
+    wake_helper();  // a removal an idle helper can run beside this caller's work
   }
+  // A slot freed in DRAM may allow a prefetch: whoever dropped it plans or
+  // touch()es next, which looks.
   ++version_;
   state_cv_.notify_all();
-  work_cv_.notify_all();
 }
 
 void Engine::retire(Record& r) {

@@ -31,10 +31,20 @@ std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persist
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(double(capacity) * high_water));
 }
 
-void order_by_rank(std::vector<catalog::Record*>& records) {
-  std::sort(records.begin(), records.end(), [](const catalog::Record* a, const catalog::Record* b) {
-    return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
-  });
+bool sooner(const catalog::Record* a, const catalog::Record* b) noexcept {
+  return a->rank != b->rank ? a->rank < b->rank : a->gen < b->gen;
+}
+
+void order_by_rank(std::vector<catalog::Record*>& records) { std::sort(records.begin(), records.end(), sooner); }
+
+void merge_by_rank(std::vector<catalog::Record*>& records, std::size_t kept, std::vector<catalog::Record*>& moved,
+                   std::vector<catalog::Record*>& out) {
+  order_by_rank(moved);
+  out.clear();
+  out.reserve(kept + moved.size());
+  std::merge(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(kept), moved.begin(), moved.end(),
+             std::back_inserter(out), sooner);
+  records.swap(out);
 }
 
 void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, std::uint64_t coming,

@@ -37,8 +37,15 @@ std::uint64_t held_bytes(std::span<catalog::Record* const> ranked);
 /// mark of it (headroom for bursts; a file tier holds one copy per record).
 std::uint64_t file_limit(std::uint64_t capacity, double high_water, bool persistent);
 
-/// Sorts records soonest next use first (Record::rank), write order between equals.
+/// The planner's order: sooner next use (Record::rank) first, write order between equals.
+bool sooner(const catalog::Record* a, const catalog::Record* b) noexcept;
+/// Sorts records in that order.
 void order_by_rank(std::vector<catalog::Record*>& records);
+/// The same for `records` whose first `kept` entries are already in that
+/// order: `moved` (the rest, any order) is sorted and merged in, O(n + k log k)
+/// for k moved. `out` is scratch space.
+void merge_by_rank(std::vector<catalog::Record*>& records, std::size_t kept, std::vector<catalog::Record*>& moved,
+                   std::vector<catalog::Record*>& out);
 
 /// Places `ranked` (soonest next use first, see place()) within `limits` and
 /// stores the answer in each record's want_mem and dir_target. `coming`
