@@ -5,6 +5,12 @@
 #include <limits>
 #include <utility>
 
+// numpy's C API makes the arrays read() returns: ~0.7 us less per call than
+// nanobind's export, which goes through numpy.asarray and the buffer protocol.
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL mlbs_python_ARRAY_API
+#include <numpy/arrayobject.h>
+
 namespace mlbs::python {
 
 namespace {
@@ -132,6 +138,9 @@ ArraySpec ArraySpec::from_python(nb::handle shape, nb::handle dtype) {
   } catch (nb::python_error&) {
     throw nb::type_error("shape: expected an int or a sequence of ints");
   }
+  if (dims.size() > NPY_MAXDIMS)
+    throw nb::value_error(("shape: " + std::to_string(dims.size()) + " dimensions (numpy allows at most " +
+                           std::to_string(NPY_MAXDIMS) + ")").c_str());
   spec.nbytes = spec.itemsize;
   for (nb::handle d : dims) {
     // Anything with __index__ (Python and numpy integers), not floats.
@@ -256,8 +265,23 @@ nb::object adopt(detail::Block block, const ArraySpec& spec, const std::shared_p
   });
   // An empty record has no block: numpy still needs a valid pointer.
   static std::byte empty[detail::kBlockAlign];
-  nb::ndarray<nb::numpy> arr(data ? data : empty, spec.shape.size(), spec.shape.data(), owner, nullptr, spec.dtype);
-  return arr.cast();
+  npy_intp dims[NPY_MAXDIMS];
+  for (std::size_t i = 0; i < spec.shape.size(); ++i) dims[i] = static_cast<npy_intp>(spec.shape[i]);
+  auto* descr = reinterpret_cast<PyArray_Descr*>(spec.np_dtype.ptr());
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  PyObject* arr = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(spec.shape.size()), dims, nullptr,
+                                       data ? data : empty, NPY_ARRAY_CARRAY, nullptr);
+  if (!arr) throw nb::python_error();
+  // The array owns the block through its base (the capsule gives it back).
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(arr), owner.release().ptr()) != 0) {
+    Py_DECREF(arr);
+    throw nb::python_error();
+  }
+  return nb::steal(arr);
+}
+
+void import_numpy() {
+  if (_import_array() < 0) throw nb::python_error();
 }
 
 }  // namespace mlbs::python

@@ -76,5 +76,7 @@ class BlockCache {
 /// A numpy array of `spec` that owns `block` (its first spec.nbytes bytes);
 /// the block goes back to `cache` (if still alive) when the array dies.
 nb::object adopt(detail::Block block, const ArraySpec& spec, const std::shared_ptr<BlockCache>& cache);
+/// numpy's C API for adopt(); once, at module import.
+void import_numpy();
 
 }  // namespace mlbs::python
