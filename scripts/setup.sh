@@ -26,6 +26,7 @@ packages=(
   nlohmann-json3-dev     # mlbs-bench's JSON results, trace tests
   libbenchmark-dev       # micro-benchmarks of the copy into DRAM slots (benchmarks/)
   gfortran               # the Fortran module mlbs (fortran/; optional at build time)
+  libzstd-dev liblz4-dev libzfp-dev  # codecs zstd, lz4, zfp between DRAM and the file tiers (each optional at build time)
 )
 if ((fuzz)); then
   packages+=(

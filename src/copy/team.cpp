@@ -33,10 +33,13 @@ unsigned Team::grow(unsigned helpers) noexcept {
 }
 
 void Team::claim_chunks() noexcept {
-  for (std::size_t c; (c = next_.fetch_add(1, std::memory_order_relaxed)) < chunks_;) {
-    const std::size_t off = c * chunk_;
-    copy_with(path_, dst_ + off, src_ + off, std::min(chunk_, bytes_ - off));
-  }
+  for (std::size_t c; (c = next_.fetch_add(1, std::memory_order_relaxed)) < chunks_;) task_(ctx_, c);
+}
+
+void Team::copy_chunk(void* self, std::size_t index) noexcept {
+  auto& t = *static_cast<Team*>(self);
+  const std::size_t off = index * t.chunk_;
+  copy_with(t.path_, t.dst_ + off, t.src_ + off, std::min(t.chunk_, t.bytes_ - off));
 }
 
 void Team::serve(std::stop_token stop, Worker& self) noexcept {
@@ -68,7 +71,27 @@ unsigned Team::run(Path path, std::byte* dst, const std::byte* src, std::size_t 
   src_ = src;
   bytes_ = bytes;
   chunk_ = chunk_bytes(bytes, helpers + 1);
+  task_ = copy_chunk;
+  ctx_ = this;
   chunks_ = (bytes + chunk_ - 1) / chunk_;
+  return share(helpers);
+}
+
+unsigned Team::run_tasks(std::size_t tasks, Task task, void* ctx, unsigned threads) noexcept {
+  std::unique_lock lock(busy_, std::try_to_lock);
+  const unsigned helpers =
+      lock && tasks > 1 && threads > 1 ? grow(static_cast<unsigned>(std::min<std::size_t>(threads, tasks)) - 1) : 0;
+  if (helpers == 0) {
+    for (std::size_t i = 0; i < tasks; ++i) task(ctx, i);
+    return 1;
+  }
+  task_ = task;
+  ctx_ = ctx;
+  chunks_ = tasks;
+  return share(helpers);
+}
+
+unsigned Team::share(unsigned helpers) noexcept {
   next_.store(0, std::memory_order_relaxed);
   finished_.store(0, std::memory_order_relaxed);
   for (unsigned i = 0; i < helpers; ++i) {
@@ -83,7 +106,7 @@ unsigned Team::run(Path path, std::byte* dst, const std::byte* src, std::size_t 
     if (workers_[i]->token.compare_exchange_strong(expected, kIdle, std::memory_order_relaxed))
       --started;
   }
-  // Wait for the chunks being copied by those that did start.
+  // Wait for the chunks being worked on by those that did start.
   for (unsigned f; (f = finished_.load(std::memory_order_acquire)) != started;)
     finished_.wait(f, std::memory_order_acquire);
   return 1 + started;

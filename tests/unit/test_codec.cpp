@@ -1,0 +1,332 @@
+// Tests of the codec stage's parts (src/codec/): spec parsing, each codec,
+// the chunked frame (parallel, raw fallback, damage) and the adaptive bypass.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "codec/bypass.hpp"
+#include "codec/codec.hpp"
+#include "codec/frame.hpp"
+#include "codec/spec.hpp"
+#include "mlbs/errors.hpp"
+
+namespace {
+
+namespace codec = mlbs::codec;
+using codec::Element;
+using codec::Spec;
+
+bool built(const std::string& name) {
+  const auto names = codec::available();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+#define REQUIRE_CODEC(name) \
+  if (!built(name)) GTEST_SKIP() << "mlbs built without the " name " codec"
+
+/// A smooth field with zeros around it, as an early RTM wavefield is.
+std::vector<float> wavefield(std::size_t n) {
+  std::vector<float> v(n, 0.0f);
+  for (std::size_t i = n / 4; i < n / 2; ++i) v[i] = static_cast<float>(std::sin(double(i) * 0.01) * 3.0);
+  return v;
+}
+
+std::vector<std::byte> random_bytes(std::size_t n, unsigned seed = 1) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> v(n);
+  for (auto& b : v) b = std::byte(static_cast<unsigned char>(rng()));
+  return v;
+}
+
+template <class T>
+std::span<const std::byte> bytes_of(const std::vector<T>& v) {
+  return std::as_bytes(std::span(v));
+}
+
+/// Encodes and decodes `raw` through a frame; returns {frame size, decoded}.
+std::pair<std::size_t, std::vector<std::byte>> round_trip(const codec::Codec& c, std::span<const std::byte> raw,
+                                                          unsigned threads = 1,
+                                                          std::size_t chunk = codec::kChunkBytes) {
+  std::vector<std::byte> frame(codec::frame_bound(c, raw.size(), chunk));
+  const std::size_t n = codec::encode_frame(c, raw, frame, threads, chunk);
+  std::vector<std::byte> out(raw.size());
+  codec::decode_frame(std::span(frame).first(n), out, threads, {});
+  return {n, out};
+}
+
+// --- spec ---
+
+// Every accepted form parses to its fields and prints back to itself.
+TEST(CodecSpec, AcceptedFormsRoundTrip) {
+  for (const char* text : {"none", "lz4", "zstd:1", "zstd:19", "zfp:accuracy=0.001", "zfp:precision=20",
+                           "zfp:rate=8", "zfp:rate=2.5"}) {
+    const std::string name = std::string(text).substr(0, std::string(text).find(':'));
+    if (!built(name) && name != "none") continue;
+    const Spec s = codec::parse(text);
+    EXPECT_EQ(codec::to_string(s), text);
+    EXPECT_EQ(codec::parse(codec::to_string(s)), s);
+  }
+}
+
+// zstd without a level takes level 1.
+TEST(CodecSpec, ZstdDefaultsToLevelOne) {
+  REQUIRE_CODEC("zstd");
+  EXPECT_EQ(codec::parse("zstd").level, 1);
+  EXPECT_EQ(codec::parse("zfp:precision=20").zfp_mode, codec::ZfpMode::precision);
+}
+
+// Bad specs are ConfigErrors naming the field, the source and line, and the accepted forms.
+TEST(CodecSpec, BadSpecsNameTheFieldAndTheAcceptedForms) {
+  for (const char* text : {"", "gzip", "zstd:0", "zstd:23", "zstd:fast", "lz4:3", "none:1", "zfp", "zfp:tolerance=1",
+                           "zfp:accuracy=0", "zfp:accuracy=-1", "zfp:accuracy=nan", "zfp:precision=0",
+                           "zfp:precision=65", "zfp:precision=2.5", "zfp:rate=0", "zfp:rate=65", "zfp:rate="}) {
+    try {
+      codec::parse(text, "stores.u.codec", "run.toml", 7);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const mlbs::ConfigError& e) {
+      EXPECT_EQ(e.field(), "stores.u.codec") << text;
+      EXPECT_EQ(e.source(), "run.toml");
+      EXPECT_EQ(e.line(), 7u);
+      const std::string what = e.what();
+      // A codec the build lacks says so instead of listing the forms.
+      EXPECT_TRUE(what.find("accepted: none, lz4, zstd") != std::string::npos ||
+                  what.find("not in this build") != std::string::npos)
+          << what;
+    }
+  }
+}
+
+// A codec compiled out is refused at configuration with the package to install.
+TEST(CodecSpec, MissingLibraryIsNamedAtConfiguration) {
+  for (const char* name : {"lz4", "zstd", "zfp"}) {
+    if (built(name)) continue;
+    try {
+      codec::parse(std::string(name) == "zfp" ? "zfp:rate=8" : name);
+      ADD_FAILURE() << name;
+    } catch (const mlbs::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("-dev"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  GTEST_SKIP() << "every codec is built in";
+}
+
+// --- codecs ---
+
+// zstd and lz4 give back every byte, compress zeros and smooth fields, and are refused nothing.
+TEST(Codec, LosslessCodecsRoundTripExactly) {
+  for (const char* text : {"lz4", "zstd:1", "zstd:9"}) {
+    const Spec spec = [&] {
+      try {
+        return codec::parse(text);
+      } catch (const mlbs::ConfigError&) {
+        return Spec{};
+      }
+    }();
+    if (spec.none()) continue;
+    const auto c = codec::make(spec, Element::any);
+    const auto field = wavefield(1 << 20);  // 4 MiB: four chunks
+    auto [n, out] = round_trip(*c, bytes_of(field));
+    EXPECT_EQ(std::memcmp(out.data(), field.data(), out.size()), 0) << text;
+    EXPECT_LT(n, field.size() * sizeof(float) / 2) << text;
+  }
+}
+
+// "none" makes no codec; ZFP on untyped bytes is an InvalidArgumentError naming the store.
+TEST(Codec, ZfpNeedsFloatingPointStores) {
+  EXPECT_EQ(codec::make(Spec{}, Element::any), nullptr);
+  REQUIRE_CODEC("zfp");
+  try {
+    codec::make(codec::parse("zfp:precision=20"), Element::any, "u");
+    FAIL() << "zfp accepted untyped bytes";
+  } catch (const mlbs::InvalidArgumentError& e) {
+    EXPECT_EQ(e.context().store, "u");
+    EXPECT_NE(std::string(e.what()).find("float or double"), std::string::npos) << e.what();
+  }
+}
+
+// ZFP's accuracy mode keeps every value within the tolerance, for floats and doubles.
+TEST(Codec, ZfpAccuracyBoundsTheError) {
+  REQUIRE_CODEC("zfp");
+  const auto field = wavefield(300000);
+  const auto c = codec::make(codec::parse("zfp:accuracy=0.001"), Element::float32);
+  auto [n, out] = round_trip(*c, bytes_of(field));
+  std::vector<float> back(field.size());
+  std::memcpy(back.data(), out.data(), out.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < field.size(); ++i) worst = std::max(worst, std::abs(double(back[i]) - field[i]));
+  EXPECT_LE(worst, 0.001);
+  EXPECT_LT(n, field.size() * sizeof(float) / 4);
+
+  std::vector<double> wide(field.begin(), field.end());
+  const auto d = codec::make(codec::parse("zfp:accuracy=1e-6"), Element::float64);
+  auto [m, out64] = round_trip(*d, bytes_of(wide));
+  std::vector<double> back64(wide.size());
+  std::memcpy(back64.data(), out64.data(), out64.size());
+  worst = 0;
+  for (std::size_t i = 0; i < wide.size(); ++i) worst = std::max(worst, std::abs(back64[i] - wide[i]));
+  EXPECT_LE(worst, 1e-6);
+  EXPECT_LT(m, wide.size() * sizeof(double));
+}
+
+// Fixed rate stores about RATE bits per value; fixed precision keeps a relative error near 2^-bits.
+TEST(Codec, ZfpRateAndPrecisionModes) {
+  REQUIRE_CODEC("zfp");
+  auto field = wavefield(1 << 18);
+  for (std::size_t i = 0; i < field.size(); ++i) field[i] += 1.0f;  // no zeros: rate alone sets the size
+  const auto rate = codec::make(codec::parse("zfp:rate=8"), Element::float32);
+  auto [n, out] = round_trip(*rate, bytes_of(field));
+  EXPECT_NEAR(double(n), field.size() * 8 / 8.0, field.size() * 0.02);
+
+  const auto prec = codec::make(codec::parse("zfp:precision=20"), Element::float32);
+  auto [m, back_bytes] = round_trip(*prec, bytes_of(field));
+  std::vector<float> back(field.size());
+  std::memcpy(back.data(), back_bytes.data(), back_bytes.size());
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    err += (double(back[i]) - field[i]) * (double(back[i]) - field[i]);
+    norm += double(field[i]) * field[i];
+  }
+  EXPECT_LT(std::sqrt(err / norm), 1e-4);
+  EXPECT_LT(m, field.size() * sizeof(float));
+}
+
+// With the store's layout, ZFP codes chunks of whole planes in 3-D: a higher ratio than 1-D at the
+// same precision, the same error, and the layout travels in the frame.
+TEST(Codec, ZfpCodesWholePlanesIn3D) {
+  REQUIRE_CODEC("zfp");
+  constexpr std::uint32_t n = 48;
+  std::vector<float> field(std::size_t(n) * n * n);
+  for (std::uint32_t z = 0; z < n; ++z)
+    for (std::uint32_t y = 0; y < n; ++y)
+      for (std::uint32_t x = 0; x < n; ++x)
+        field[(std::size_t(z) * n + y) * n + x] = float(std::sin(0.2 * x) * std::cos(0.15 * y) * std::sin(0.1 * z + 1));
+  const codec::Plane plane{n, n};
+  const std::size_t chunk = codec::chunk_bytes_for(Element::float32, plane);
+  EXPECT_EQ(chunk % (4 * std::size_t(n) * n * sizeof(float)), 0u);
+  const Spec spec = codec::parse("zfp:precision=20");
+  const auto flat = codec::make(spec, Element::float32);
+  const auto cube = codec::make(spec, Element::float32, "u", plane);
+  auto [n1, out1] = round_trip(*flat, bytes_of(field), 2, chunk);
+  auto [n3, out3] = round_trip(*cube, bytes_of(field), 2, chunk);
+  EXPECT_LT(double(n3), 0.8 * double(n1));
+  std::vector<float> back(field.size());
+  std::memcpy(back.data(), out3.data(), out3.size());
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    err += (double(back[i]) - field[i]) * (double(back[i]) - field[i]);
+    norm += double(field[i]) * field[i];
+  }
+  EXPECT_LT(std::sqrt(err / norm), 1e-4);
+}
+
+// --- frame ---
+
+// Random bytes do not compress: every chunk is kept raw, the frame is the record plus a small header.
+TEST(CodecFrame, IncompressibleChunksAreStoredRaw) {
+  REQUIRE_CODEC("zstd");
+  const auto c = codec::make(codec::parse("zstd:1"), Element::any);
+  const auto raw = random_bytes(3 * codec::kChunkBytes + 1000);
+  std::vector<std::byte> frame(codec::frame_bound(*c, raw.size()));
+  const std::size_t n = codec::encode_frame(*c, raw, frame, 2);
+  EXPECT_LE(n, raw.size() + 128);
+  const auto info = codec::inspect_frame(std::span(frame).first(n), {});
+  EXPECT_EQ(info.chunks, 4u);
+  EXPECT_EQ(info.raw_chunks, 4u);
+  EXPECT_EQ(info.raw_bytes, raw.size());
+  std::vector<std::byte> out(raw.size());
+  codec::decode_frame(std::span(frame).first(n), out, 2, {});
+  EXPECT_EQ(out, raw);
+}
+
+// A frame mixing compressed and raw chunks decodes to the record, with any number of threads, and
+// the frame does not depend on how many threads made it.
+TEST(CodecFrame, ChunksInParallelGiveTheSameFrame) {
+  REQUIRE_CODEC("lz4");
+  const auto c = codec::make(codec::parse("lz4"), Element::any);
+  std::vector<std::byte> raw(5 * 65536 + 17, std::byte{0});
+  const auto noise = random_bytes(65536, 9);
+  std::copy(noise.begin(), noise.end(), raw.begin() + 2 * 65536);  // chunk 2 raw, the others compressed
+  std::vector<std::byte> one(codec::frame_bound(*c, raw.size(), 65536)), four(one.size());
+  const std::size_t n1 = codec::encode_frame(*c, raw, one, 1, 65536);
+  const std::size_t n4 = codec::encode_frame(*c, raw, four, 4, 65536);
+  ASSERT_EQ(n1, n4);
+  EXPECT_EQ(std::memcmp(one.data(), four.data(), n1), 0);
+  EXPECT_EQ(codec::inspect_frame(std::span(one).first(n1), {}).raw_chunks, 1u);
+  for (unsigned threads : {1u, 3u, 8u}) {
+    std::vector<std::byte> out(raw.size(), std::byte{0x55});
+    codec::decode_frame(std::span(one).first(n1), out, threads, {});
+    EXPECT_EQ(out, raw) << threads;
+  }
+}
+
+// An empty record is a frame of no chunks.
+TEST(CodecFrame, EmptyRecord) {
+  REQUIRE_CODEC("lz4");
+  const auto c = codec::make(codec::parse("lz4"), Element::any);
+  auto [n, out] = round_trip(*c, {});
+  EXPECT_GT(n, 0u);
+  EXPECT_TRUE(out.empty());
+}
+
+// Damage anywhere in a frame is a CorruptionError carrying the record's context, never other bytes.
+TEST(CodecFrame, DamageIsACorruptionError) {
+  REQUIRE_CODEC("zstd");
+  const auto c = codec::make(codec::parse("zstd:3"), Element::any);
+  const auto field = wavefield(1 << 19);  // 2 MiB: two chunks
+  const auto raw = bytes_of(field);
+  std::vector<std::byte> frame(codec::frame_bound(*c, raw.size()));
+  frame.resize(codec::encode_frame(*c, raw, frame, 1));
+  const mlbs::ErrorContext ctx{"u", 7, "tier 1 (directory /x)"};
+  auto expect_corrupt = [&](std::vector<std::byte> f, std::size_t size, const char* what) {
+    std::vector<std::byte> out(size);
+    try {
+      codec::decode_frame(f, out, 2, ctx);
+      ADD_FAILURE() << what << ": decoded";
+    } catch (const mlbs::CorruptionError& e) {
+      EXPECT_EQ(e.context().store, "u") << what;
+      EXPECT_EQ(e.context().id, 7u) << what;
+      EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+    }
+  };
+  expect_corrupt(std::vector<std::byte>(frame.begin(), frame.begin() + 10), raw.size(), "short header");
+  expect_corrupt(std::vector<std::byte>(frame.begin(), frame.end() - 1), raw.size(), "cut payload");
+  expect_corrupt(frame, raw.size() - 4, "other size");
+  auto f = frame;
+  f[0] = std::byte{'X'};
+  expect_corrupt(f, raw.size(), "magic");
+  f = frame;
+  f[32] = std::byte{'q'};  // the codec's name: "qstd:3"
+  expect_corrupt(f, raw.size(), "codec name");
+  f = frame;
+  f[12] = std::byte{9};  // chunk count
+  expect_corrupt(f, raw.size(), "chunk count");
+  f = frame;
+  for (std::size_t i = frame.size() / 2; i < frame.size() / 2 + 64; ++i) f[i] ^= std::byte{0xA5};
+  expect_corrupt(f, raw.size(), "payload bytes");
+}
+
+// --- bypass ---
+
+// Records that do not pay double the records stored raw without trying, up to kMaxSkip; one that pays resets.
+TEST(CodecBypass, BacksOffAndRecovers) {
+  codec::Bypass b;
+  EXPECT_TRUE(codec::should_try(b));
+  std::vector<std::uint32_t> skips;
+  for (int i = 0; i < 8; ++i) {
+    b = codec::tried(b, 1000, 990);
+    skips.push_back(b.skip);
+    while (!codec::should_try(b)) b = codec::skipped(b);
+  }
+  EXPECT_EQ(skips, (std::vector<std::uint32_t>{1, 2, 4, 8, 16, 32, 32, 32}));
+  b = codec::tried(b, 1000, 500);
+  EXPECT_TRUE(codec::should_try(b));
+  EXPECT_EQ(b.streak, 0u);
+  EXPECT_TRUE(codec::pays(1600, 1500));
+  EXPECT_FALSE(codec::pays(1600, 1501));
+}
+
+}  // namespace
