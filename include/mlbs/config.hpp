@@ -139,6 +139,11 @@ struct MLBS_API Config {
   /// read ones make way. Costs early copies and moves down (Stats::retention_*).
   /// Needs live_catalog.
   ReaderRetention reader_retention = ReaderRetention::none;
+  /// Compression of records below DRAM (docs/codecs.md): "none", "lz4",
+  /// "zstd[:LEVEL]", "zfp:accuracy=X", "zfp:precision=BITS" or
+  /// "zfp:rate=BITS" (ZFP: float and double stores only). Encoded on the
+  /// helpers when a record first leaves DRAM; tiers count stored bytes.
+  std::string codec = "none";
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.
   static Config from_file(const std::string& path);
@@ -146,7 +151,8 @@ struct MLBS_API Config {
   static Config from_toml(std::string_view text, const std::string& source = "<string>");
   /// Starts from MLBS_CONFIG (a TOML file) if set, else defaults, then applies
   /// MLBS_TIERS, MLBS_SCHEDULE, MLBS_DURABILITY, MLBS_HELPER_CORE,
-  /// MLBS_HELPER_THREADS, MLBS_CHECKSUMS, MLBS_IO_CHUNK, MLBS_PAGE_CACHE, MLBS_LAYOUT.
+  /// MLBS_HELPER_THREADS, MLBS_CHECKSUMS, MLBS_IO_CHUNK, MLBS_PAGE_CACHE, MLBS_LAYOUT,
+  /// MLBS_CODEC (and the other MLBS_* named in docs/configuration.md).
   static Config from_env();
 
   /// Checks the configuration; throws ConfigError naming the field.

@@ -58,6 +58,14 @@ struct Stats {
   std::uint64_t retention_moves = 0;   ///< records moved down to leave their room to unread ones
   std::uint64_t retention_bytes = 0;   ///< bytes of both
   std::uint64_t awaiting_readers = 0;  ///< records no reader has read yet (now)
+  /// The codec (Config::codec, docs/codecs.md): what it was given and what it stored.
+  std::uint64_t encoded_records = 0;   ///< records stored as a codec frame
+  std::uint64_t encoded_raw_bytes = 0; ///< their bytes
+  std::uint64_t encoded_bytes = 0;     ///< their frames' bytes (raw / this = the ratio)
+  std::uint64_t raw_records = 0;       ///< records the codec tried and did not shrink enough: stored raw
+  std::uint64_t bypassed_records = 0;  ///< records stored raw without trying (the store's adaptive bypass)
+  std::uint64_t encode_ns = 0;         ///< helper time encoding
+  std::uint64_t decode_ns = 0;         ///< helper (or direct read) time decoding
   std::vector<int> helper_cores;      ///< core each helper thread is pinned to; -1 = not pinned
 };
 
@@ -72,6 +80,7 @@ struct RecordInfo {
   std::uint64_t size_bytes = 0;
   std::uint64_t checksum = 0;        ///< xxHash3-64; valid when has_checksum
   bool has_checksum = false;
+  std::uint64_t stored_bytes = 0;    ///< bytes of its file copies when a codec stored it encoded; 0: raw
   std::vector<int> tiers;            ///< tiers holding a full copy now
   bool durable = false;              ///< persistent mode: on the last tier and journaled
   std::vector<Move> lineage;         ///< timestamped moves between tiers

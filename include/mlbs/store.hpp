@@ -39,7 +39,10 @@ class Store {
 
   /// A store named `name` with a working buffer of n value-initialised elements.
   /// In persistent mode an existing store of that name is recovered.
-  Store(Runtime& rt, std::string name, size_type n = 0) : core_(rt, std::move(name)) { resize(n); }
+  Store(Runtime& rt, std::string name, size_type n = 0)
+      : core_(rt, std::move(name), detail::element_kind<T>()) {
+    resize(n);
+  }
   /// A moved-from store is empty and can only be destroyed or assigned to.
   Store(Store&& o) noexcept
       : core_(std::move(o.core_)), buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)) {

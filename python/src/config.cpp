@@ -12,6 +12,7 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include "codec/spec.hpp"
 #include "mlbs/errors.hpp"
 
 namespace mlbs::python {
@@ -24,7 +25,7 @@ namespace {
 constexpr const char* kConfigFields[] = {
     "tiers",          "schedule",     "durability",   "helper_core",  "helper_threads",
     "checksums",      "layout",       "io_chunk_bytes", "shutdown_timeout_ms", "page_cache",
-    "live_catalog",   "live_records", "reader_retention"};
+    "live_catalog",   "live_records", "reader_retention", "codec"};
 
 // A byte count given as an int or a size string ("64GiB").
 std::uint64_t to_bytes(nb::handle v, const std::string& field) {
@@ -135,6 +136,13 @@ nb::dict to_dict(const Stats& s) {
   d["retention_moves"] = s.retention_moves;
   d["retention_bytes"] = s.retention_bytes;
   d["awaiting_readers"] = s.awaiting_readers;
+  d["encoded_records"] = s.encoded_records;
+  d["encoded_raw_bytes"] = s.encoded_raw_bytes;
+  d["encoded_bytes"] = s.encoded_bytes;
+  d["raw_records"] = s.raw_records;
+  d["bypassed_records"] = s.bypassed_records;
+  d["encode_ns"] = s.encode_ns;
+  d["decode_ns"] = s.decode_ns;
   d["helper_cores"] = nb::cast(s.helper_cores);
   return d;
 }
@@ -144,6 +152,7 @@ nb::dict to_dict(const RecordInfo& info) {
   d["id"] = info.id;
   d["size_bytes"] = info.size_bytes;
   d["checksum"] = info.has_checksum ? nb::object(nb::int_(info.checksum)) : nb::none();
+  d["stored_bytes"] = info.stored_bytes;
   d["tiers"] = nb::cast(info.tiers);
   d["durable"] = info.durable;
   nb::list lineage;
@@ -210,7 +219,8 @@ void bind_config(nb::module_& m) {
                   "schedule: str | collections.abc.Sequence[int] = ..., durability: str = ..., "
                   "helper_core: int = ..., helper_threads: int = ..., checksums: bool = ..., layout: str = ..., "
                   "io_chunk_bytes: int | str = ..., shutdown_timeout_ms: int = ..., page_cache: bool = ..., "
-                  "live_catalog: bool = ..., live_records: int = ..., reader_retention: str = ...) -> None"))
+                  "live_catalog: bool = ..., live_records: int = ..., reader_retention: str = ..., "
+                  "codec: str = ...) -> None"))
       .def_static("from_file", &Config::from_file, nb::arg("path"), "Reads a TOML file (docs/configuration.md).")
       .def_static("from_toml", &Config::from_toml, nb::arg("text"), nb::arg("source") = "<string>")
       .def_static("from_env", &Config::from_env, "MLBS_CONFIG, then the MLBS_* variables.")
@@ -236,6 +246,10 @@ void bind_config(nb::module_& m) {
       .def_rw("live_records", &Config::live_records)
       .def_prop_rw("reader_retention", [](const Config& c) { return to_string(c.reader_retention); },
                    [](Config& c, const std::string& v) { c.reader_retention = parse_reader_retention(v); })
+      .def_prop_rw("codec", [](const Config& c) { return c.codec; },
+                   [](Config& c, const std::string& v) { c.codec = codec::to_string(codec::parse(v)); },
+                   "\"none\", \"lz4\", \"zstd[:LEVEL]\", \"zfp:accuracy=X\", \"zfp:precision=BITS\" or "
+                   "\"zfp:rate=BITS\" (docs/codecs.md).")
       .def("__repr__", [](const Config& c) {
         std::string tiers;
         try {

@@ -24,6 +24,24 @@ namespace mlbs::python {
 
 namespace {
 
+// What the store's codec is told of its arrays: float32/float64 (ZFP takes
+// only those) and, for 3-D and higher arrays, their planes (the last two
+// axes, C order), which ZFP codes in 3-D.
+detail::ElementKind element_kind(const ArraySpec& spec) {
+  if (spec.dtype.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float)) {
+    if (spec.dtype.bits == 32) return detail::ElementKind::float32;
+    if (spec.dtype.bits == 64) return detail::ElementKind::float64;
+  }
+  return detail::ElementKind::bytes;
+}
+std::uint32_t plane_axis(const ArraySpec& spec, std::size_t from_end) {
+  const std::size_t n = spec.shape.size();
+  if (n < 3 || spec.shape[n - from_end] > UINT32_MAX) return 0;
+  return static_cast<std::uint32_t>(spec.shape[n - from_end]);
+}
+std::uint32_t plane_nx(const ArraySpec& spec) { return plane_axis(spec, 1); }
+std::uint32_t plane_ny(const ArraySpec& spec) { return plane_axis(spec, 2); }
+
 // What a Runtime and its stores share. `mu` orders calls against close():
 // calls hold it shared (with the GIL released), close() exclusively.
 struct Shared {
@@ -106,7 +124,8 @@ class PyStore {
     nb::gil_scoped_release unlocked;   // a persistent store recovers here
     std::unique_lock lock(shared_->mu);
     if (!shared_->rt) closed("runtime", name_);
-    *core_ = std::make_unique<detail::StoreCore>(*shared_->rt, name_);
+    *core_ = std::make_unique<detail::StoreCore>(*shared_->rt, name_, element_kind(spec_), plane_nx(spec_),
+                                                  plane_ny(spec_));
     shared_->stores.push_back(core_);
   }
 

@@ -66,7 +66,9 @@ struct Slot {
   /// ack for an id's older write is below the new write's generation, so a
   /// reused slot never looks read.
   A64 read_generation;
-  A64 reserved[7];  ///< room for the next fields (stored size, codec) without a new layout
+  A64 stored;          ///< bytes of its file copies when a codec framed them (0: raw)
+  A64 frame_checksum;  ///< of that frame
+  A64 reserved[5];     ///< room for the next fields without a new layout
 };
 static_assert(sizeof(Slot) == 128);
 
@@ -246,6 +248,8 @@ void Writer::publish(const Record& r, RecordState state) {
   s.size.store(r.size, std::memory_order_relaxed);
   s.generation.store(r.gen, std::memory_order_relaxed);
   s.checksum.store(r.checksum, std::memory_order_relaxed);
+  s.stored.store(r.stored, std::memory_order_relaxed);
+  s.frame_checksum.store(r.frame_checksum, std::memory_order_relaxed);
   s.flags.store(r.has_checksum ? 1u : 0u, std::memory_order_relaxed);
   s.copies.store(erased ? 0u : r.copies, std::memory_order_relaxed);
   s.updated_ns.store(now, std::memory_order_relaxed);
@@ -387,6 +391,8 @@ std::optional<RecordView> read_slot(const Slot& s, int fd) {
     r.size = s.size.load(std::memory_order_relaxed);
     r.generation = s.generation.load(std::memory_order_relaxed);
     r.checksum = s.checksum.load(std::memory_order_relaxed);
+    r.stored = s.stored.load(std::memory_order_relaxed);
+    r.frame_checksum = s.frame_checksum.load(std::memory_order_relaxed);
     r.has_checksum = s.flags.load(std::memory_order_relaxed) & 1u;
     r.copies = s.copies.load(std::memory_order_relaxed);
     r.updated_ns = s.updated_ns.load(std::memory_order_relaxed);

@@ -32,7 +32,9 @@
 
 namespace mlbs::catalog::live {
 
-inline constexpr std::uint32_t kLiveVersion = 3;  // 2: 128-byte slots, filed_ns and reader acks; 3: readers attached
+// 2: 128-byte slots, filed_ns and reader acks; 3: readers attached; 4: a record's codec frame (stored size,
+// its checksum): a reader of version 3 would read a frame as the record, so it must refuse.
+inline constexpr std::uint32_t kLiveVersion = 4;
 inline constexpr std::size_t kMaxTiers = 8;
 inline constexpr std::uint32_t kDefaultSlots = 1u << 16;
 
@@ -50,6 +52,8 @@ struct RecordView {
   std::uint64_t generation = 0;
   std::uint64_t checksum = 0;
   bool has_checksum = false;
+  std::uint64_t stored = 0;          ///< its file copies are a codec frame of this many bytes (0: raw)
+  std::uint64_t frame_checksum = 0;
   RecordState state = RecordState::in_dram;
   TierMask copies = 0;
   std::uint64_t updated_ns = 0;  ///< CLOCK_REALTIME of the last change

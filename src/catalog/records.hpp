@@ -12,9 +12,14 @@
 #include <vector>
 
 #include "catalog/journal.hpp"
+#include "codec/bypass.hpp"
 #include "catalog/recovery.hpp"
 #include "mlbs/detail/block.hpp"
 #include "mlbs/stats.hpp"
+
+namespace mlbs::codec {
+class Codec;
+}
 
 namespace mlbs::catalog {
 
@@ -36,6 +41,13 @@ struct Record {
   std::uint64_t gen = 0;            ///< runtime-unique write generation (also write order)
   std::uint64_t checksum = 0;
   bool has_checksum = false;
+  /// Its file copies are a codec frame of this many bytes (codec/frame.hpp),
+  /// all of them the same frame; 0: stored raw. Set when a record is first
+  /// encoded on its way out of DRAM, cleared when no file copy is left.
+  std::uint64_t stored = 0;
+  std::uint64_t frame_checksum = 0;  ///< xxHash3 of the frame (when stored)
+  /// Bytes a copy takes on a file tier.
+  std::uint64_t file_bytes() const noexcept { return stored ? stored : size; }
   TierMask copies = 0;              ///< tiers holding a full copy
   detail::Block slot;               ///< the DRAM copy when copies & bit(0)
   std::uint64_t last_use = 0;       ///< LRU clock (unknown schedule)
@@ -77,6 +89,9 @@ struct StoreState {
   /// In-transit readers were attached when the engine last looked (its
   /// records are then written behind whatever the schedule).
   bool watched = false;
+  /// Its records' codec below DRAM (null: none), and when to skip it.
+  std::shared_ptr<const codec::Codec> codec;
+  codec::Bypass bypass;
 };
 
 }  // namespace mlbs::catalog

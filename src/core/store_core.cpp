@@ -10,8 +10,21 @@
 
 namespace mlbs::detail {
 
-StoreCore::StoreCore(Runtime& rt, std::string name)
-    : engine_(rt.engine_), handle_(engine_->open_store(name)), name_(std::move(name)) {}
+namespace {
+codec::Element codec_element(ElementKind k) {
+  switch (k) {
+    case ElementKind::float32: return codec::Element::float32;
+    case ElementKind::float64: return codec::Element::float64;
+    default: return codec::Element::any;
+  }
+}
+}  // namespace
+
+StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, std::uint32_t plane_nx,
+                     std::uint32_t plane_ny)
+    : engine_(rt.engine_),
+      handle_(engine_->open_store(name, codec_element(element), {plane_nx, plane_ny})),
+      name_(std::move(name)) {}
 
 StoreCore::~StoreCore() {
   if (engine_) engine_->close_store(handle_);

@@ -31,6 +31,7 @@ namespace mlbs::engine {
 Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     : cfg_(std::move(cfg)), group_(std::move(group)) {
   cfg_.validate();
+  codec_ = codec::parse(cfg_.codec, "codec");
   tiers_.resize(cfg_.tiers.size());
   for (int t = 0; t <= last(); ++t) {
     TierState& ts = tiers_[t];
@@ -84,6 +85,7 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
   // Staging for copies between two file tiers: memory use stays bounded by
   // helper_threads * io_chunk_bytes whatever the record size.
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) staging_.push_back(detail::Block::allocate(cfg_.io_chunk_bytes));
+  frames_.resize(cfg_.helper_threads);
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
     if (cores[i] >= 0) {

@@ -25,6 +25,7 @@
 #include "catalog/catalog.hpp"
 #include "catalog/journal.hpp"
 #include "catalog/records.hpp"
+#include "codec/codec.hpp"
 #include "core/group.hpp"
 #include "engine/policies/view.hpp"
 #include "mlbs/config.hpp"
@@ -32,6 +33,7 @@
 #include "mlbs/stats.hpp"
 #include "tiers/backend.hpp"
 #include "tiers/memory/memory_backend.hpp"
+#include "tiers/transfer.hpp"
 #include "tiers/wrappers/quota.hpp"
 
 namespace mlbs::engine {
@@ -55,7 +57,10 @@ class Engine {
   /// Drains what durability owes (bounded), then stops and joins the helpers.
   void shutdown() noexcept;
 
-  std::uint32_t open_store(const std::string& name);
+  /// `element` and `plane` tell the codec what the records hold (ZFP takes
+  /// float and double stores only: InvalidArgumentError otherwise).
+  std::uint32_t open_store(const std::string& name, codec::Element element = codec::Element::any,
+                           codec::Plane plane = {});
   void close_store(std::uint32_t store) noexcept;
   void write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes);
   /// `exact`: the record must hold exactly that many bytes (checked before it
@@ -90,6 +95,16 @@ class Engine {
     std::uint64_t id = 0, gen = 0;
     std::shared_ptr<catalog::Journal> journal;  ///< copy: put entry after; remove: erase entry first
     int tier = -1;           ///< remove: the tier of the copy
+    std::uint64_t reserved = 0;  ///< copy to a file tier: the room taken there
+    /// DRAM to a file tier of a store with a codec: encode with it (null:
+    /// none, or `bypassed` when the store's bypass skips this record).
+    std::shared_ptr<const codec::Codec> codec;
+    bool bypassed = false;
+    // execute()'s results, applied by complete():
+    std::uint64_t attempt = 0;         ///< bytes the codec made of the record (0: not tried)
+    std::uint64_t stored = 0;          ///< the frame written (0: raw)
+    std::uint64_t frame_checksum = 0;
+    std::uint64_t codec_ns = 0;        ///< encoding or decoding time
   };
   struct TierState {
     /// The tier's backend, outermost layer first (quota, throttle, faults,
@@ -120,10 +135,18 @@ class Engine {
   /// The copy `why` decided on, with its room taken; none if the room or the
   /// file name is not free after all (planning runs again on the next change).
   std::optional<Op> copy_op(Record& r, int src, int dst, policies::Purpose why);
-  void execute(Op& op, detail::Block& staging);
+  void execute(Op& op, detail::Block& staging, detail::Block& frame);
+  /// A completed copy's codec results into the record, the store's bypass and the counters.
+  void note_codec(const Op& op);
+  /// What a record's file copies hold, for tiers::read_record (under the lock, or the record busy).
+  static tiers::StoredRecord stored_of(const Record& r) noexcept {
+    return {r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum};
+  }
   /// Per-helper staging buffers, allocated by the constructor (an allocation
   /// failure is the constructor's error, not a helper's).
   std::vector<detail::Block> staging_;
+  std::vector<detail::Block> frames_;  ///< per helper: codec frames, allocated on first use
+  codec::Spec codec_;                  ///< Config::codec, parsed
   /// Reads a record from its fastest file copy straight into `buf`, for a
   /// read that no DRAM room can be made for.
   void read_direct(Lock& lock, Record& r, detail::Block& buf);

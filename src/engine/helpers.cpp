@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "catalog/checksum.hpp"
+#include "codec/frame.hpp"
 #include "engine/timing.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
@@ -21,6 +23,7 @@ namespace mlbs::engine {
 void Engine::helper_loop(std::stop_token st, unsigned index) {
   trace::name_thread(fmt::format("helper {}", index));
   detail::Block& staging = staging_[index];
+  detail::Block& frame = frames_[index];
   Lock lock(mu_);
   while (!st.stop_requested()) {
     const std::uint64_t seen = version_;
@@ -60,7 +63,7 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
     const auto start = Clock::now();
     std::exception_ptr err;
     try {
-      execute(*op, staging);
+      execute(*op, staging, frame);
     } catch (...) {
       err = std::current_exception();
     }
@@ -73,7 +76,7 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
   }
 }
 
-void Engine::execute(Op& op, detail::Block& staging) {
+void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
   if (op.kind == Op::Kind::remove) {
     if (op.journal) {
       op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
@@ -82,27 +85,66 @@ void Engine::execute(Op& op, detail::Block& staging) {
     tiers_[op.tier].backend->remove({op.space, op.id, op.gen, op.store_name});
     return;
   }
-  // The record is busy: no one else changes its copies, slot or checksum, so
-  // reading them without the lock is safe; the rest was copied into `op`.
+  // The record is busy: no one else changes its copies, slot, frame or
+  // checksums, so reading them without the lock is safe; the rest was copied
+  // into `op`.
   Record& r = *op.rec;
   const std::uint64_t size = r.size;
-  // Bytes from a file tier are checked against the record's checksum; a
+  // Bytes from a file tier are checked against the record's checksums; a
   // record leaving DRAM for the first time gets its checksum on the way.
   const bool verify = cfg_.checksums && r.has_checksum && op.src > 0;
   const bool first = cfg_.checksums && !r.has_checksum && op.src == 0;
   std::unique_ptr<tiers::ObjectReader> reader;
-  std::unique_ptr<tiers::ObjectWriter> writer;
-  if (op.src > 0) reader = tiers_[op.src].backend->open({op.space, r.id, r.gen, op.store_name}, size);
-  if (op.dst > 0)
-    writer = tiers_[op.dst].backend->create({op.dst_space, r.id, r.gen, op.store_name}, size);
-  const std::uint64_t digest = tiers::transfer({op.src == 0 ? r.slot.data() : nullptr, reader.get()},
-                                        {op.dst == 0 ? op.block.data() : nullptr, writer.get()}, size, &staging,
-                                        verify || first);
-  std::uint64_t expected = r.checksum;
-  if (first) {
+  if (op.src > 0) reader = tiers_[op.src].backend->open({op.space, r.id, r.gen, op.store_name}, r.file_bytes());
+  if (op.dst == 0) {
+    // Up into DRAM: raw, or its frame decoded.
+    try {
+      op.codec_ns = tiers::read_record(*reader, stored_of(r), op.block.data(), frame, verify, cfg_.helper_threads,
+                                       {op.store_name, r.id, tiers_[op.src].backend->label()});
+    } catch (const CorruptionError&) {
+      tiers_[op.src].backend->count_error();  // the backend read what was there: the copy is bad
+      throw;
+    }
+    return;
+  }
+  // Down to a file tier, or between two: the record's bytes, or its frame
+  // (made now when the store's codec pays for it, else the one its copies hold).
+  const std::byte* from = op.src == 0 ? r.slot.data() : nullptr;
+  std::uint64_t bytes = r.file_bytes();
+  bool framed = r.stored != 0;
+  std::uint64_t expected = framed ? r.frame_checksum : r.checksum;
+  if (op.codec) {
+    if (first) {
+      op.checksum = catalog::checksum(from, size);
+      op.computed_checksum = true;
+    }
+    const std::size_t chunk = codec::chunk_bytes_for(op.codec->element(), op.codec->plane());
+    const std::size_t bound = codec::frame_bound(*op.codec, size, chunk);
+    if (frame.capacity() < bound) frame = detail::Block::allocate(bound);
+    const auto start = Clock::now();
+    op.attempt = codec::encode_frame(*op.codec, {from, size}, {frame.data(), bound}, cfg_.helper_threads, chunk);
+    op.codec_ns = elapsed_ns(start);
+    if (codec::pays(size, op.attempt)) {
+      from = frame.data();
+      bytes = op.attempt;
+      framed = true;
+    }
+  }
+  std::unique_ptr<tiers::ObjectWriter> writer =
+      tiers_[op.dst].backend->create({op.dst_space, r.id, r.gen, op.store_name}, bytes);
+  // Hashed on the way: what is verified (from a file tier), a new frame, or
+  // a record leaving DRAM whose checksum is not known yet.
+  const bool new_frame = framed && op.src == 0;
+  const bool hash = verify || new_frame || (first && !op.computed_checksum);
+  const std::uint64_t digest = tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash);
+  if (new_frame) {
+    op.stored = bytes;
+    op.frame_checksum = digest;
+  } else if (first && !op.computed_checksum) {
     op.checksum = expected = digest;
     op.computed_checksum = true;
   }
+  if (op.computed_checksum) expected = op.checksum;
   if (verify && digest != expected) {
     tiers_[op.src].backend->count_error();  // the backend read what was there: the copy is bad
     throw CorruptionError(EBADMSG, fmt::format("checksum mismatch: read {:016x}, catalog {:016x}", digest, expected),
@@ -124,6 +166,33 @@ void Engine::execute(Op& op, detail::Block& staging) {
     }
     op.journal->sync();
   }
+}
+
+void Engine::note_codec(const Op& op) {
+  Record& r = *op.rec;
+  if (op.dst == 0) {
+    counters_.decode_ns += op.codec_ns;
+    return;
+  }
+  if (op.stored) {
+    // The frame is the record's file copy now; the room taken for it raw is given back.
+    r.stored = op.stored;
+    r.frame_checksum = op.frame_checksum;
+    give(op.dst, op.reserved - op.stored);
+    ++counters_.encoded_records;
+    counters_.encoded_raw_bytes += r.size;
+    counters_.encoded_bytes += op.stored;
+  } else if (op.codec) {
+    ++counters_.raw_records;
+  } else if (op.bypassed) {
+    ++counters_.bypassed_records;
+  }
+  counters_.encode_ns += op.codec_ns;
+  StoreState& s = catalog_.store(r.store);
+  if (op.codec)
+    s.bypass = codec::tried(s.bypass, r.size, op.attempt);
+  else if (op.bypassed)
+    s.bypass = codec::skipped(s.bypass);
 }
 
 void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point end, bool failed) const {
@@ -176,7 +245,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     if (op.dst == 0)
       mem_->release_slot(std::move(op.block));
     else
-      give(op.dst, r.size);
+      give(op.dst, op.reserved);
     int code = 0;
     bool source_failed = false;  // the copy we read from is bad, not the tier we wrote to
     try {
@@ -221,6 +290,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
         pending_errors_.push_back(err);
     }
   } else {
+    note_codec(op);
     // File tiers count their own traffic; DRAM's slots are addressed directly.
     if (op.dst == 0) mem_->count_transfer(true, r.size);
     if (op.src == 0) mem_->count_transfer(false, r.size);

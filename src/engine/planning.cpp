@@ -94,7 +94,7 @@ void Engine::refresh_placement() {
     if (!ts.node) continue;
     std::uint64_t demand = 0;
     for (const Record* r : ranked_)
-      if (!r->want_mem && (r->dir_target >= t || r->dir_target < 0)) demand += r->size;
+      if (!r->want_mem && (r->dir_target >= t || r->dir_target < 0)) demand += r->file_bytes();
     if (demand != ts.demand) {
       ts.demand = demand;
       ts.node->publish_demand(demand);
@@ -161,7 +161,9 @@ void Engine::drop_copy(Record& r, int t) {
   if (t == 0) {
     mem_->release_slot(std::move(r.slot));
   } else {
-    give(t, r.size);
+    give(t, r.file_bytes());
+    // The frame goes with the last file copy: a record written down again is encoded again.
+    if (!(r.copies & ~bit(0))) r.stored = r.frame_checksum = 0;
     Op rm;
     rm.kind = Op::Kind::remove;
     rm.tier = t;
@@ -237,6 +239,9 @@ std::optional<Engine::Op> Engine::plan() {
 }
 
 std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies::Purpose why) {
+  // A record's file copies are one frame: another is copied from one of them,
+  // not made again from DRAM (where a lossy codec's decoding may sit).
+  if (src == 0 && dst > 0 && r.stored) src = fastest_copy(r, 0);
   Op op;
   op.rec = &r;
   op.src = src;
@@ -248,7 +253,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
   op.why = why;
   op.demand = why == policies::Purpose::demand_fetch;
   op.prefetch = why == policies::Purpose::prefetch_dram || why == policies::Purpose::prefetch_file;
-  const StoreState& st = catalog_.store(r.store);
+  StoreState& st = catalog_.store(r.store);
   op.store_name = st.name;
   if (src > 0) op.space = space_for(st, src);
   if (dst > 0) op.dst_space = space_for(st, dst);
@@ -260,8 +265,16 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
     auto block = mem_->allocate_slot(r.size);
     if (!block) return std::nullopt;
     op.block = std::move(*block);
-  } else if (!take(dst, r.size)) {
-    return std::nullopt;
+  } else {
+    // Room for the record as it is stored; a frame made on the way gives back what it saved.
+    if (!take(dst, r.file_bytes())) return std::nullopt;
+    op.reserved = r.file_bytes();
+    if (src == 0 && st.codec && !(r.copies & ~bit(0))) {  // its first file copy: the frame is made now
+      if (codec::should_try(st.bypass))
+        op.codec = st.codec;
+      else
+        op.bypassed = true;
+    }
   }
   r.busy = true;
   publish(r);

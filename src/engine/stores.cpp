@@ -40,8 +40,10 @@ std::atomic<std::uint64_t> g_runtime_serial{0};
 // stores
 // ============================================================================
 
-std::uint32_t Engine::open_store(const std::string& name) {
+std::uint32_t Engine::open_store(const std::string& name, codec::Element element, codec::Plane plane) {
   check_store_name(name);
+  // Before anything is made: ZFP on a store that is not float or double is refused here.
+  std::shared_ptr<const codec::Codec> codec = codec::make(codec_, element, name, plane);
   Lock lock(mu_);
   raise_pending();
   for (const StoreState& s : catalog_.stores())
@@ -50,6 +52,7 @@ std::uint32_t Engine::open_store(const std::string& name) {
                            {name, {}, {}});
   StoreState s;
   s.name = name;
+  s.codec = std::move(codec);
   // Under MPI every rank's records are its own, even when all ranks share
   // the tier paths and the store name: the rank is part of every space name.
   const std::string rank = group_ ? fmt::format(".rank-{}", group_->rank()) : std::string();

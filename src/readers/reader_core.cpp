@@ -191,13 +191,13 @@ void ReaderCore::read(std::uint64_t id, std::byte* out, std::size_t bytes, std::
     for (std::size_t t = 1; t < m.tiers.size(); ++t) {
       if (!(r.copies & catalog::bit(static_cast<int>(t))) || !m.tiers[t]) continue;
       try {
-        auto reader = m.tiers[t]->open({m.space_for(static_cast<int>(t)), id, r.generation, m.store}, r.size);
-        const std::uint64_t digest =
-            tiers::transfer({nullptr, reader.get()}, {out, nullptr}, r.size, nullptr, r.has_checksum);
-        if (!r.has_checksum || digest == r.checksum) {
-          m.view->acknowledge(id, r.generation);  // reader retention may let it go now
-          return;
-        }
+        const tiers::StoredRecord rec{r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum};
+        auto reader = m.tiers[t]->open({m.space_for(static_cast<int>(t)), id, r.generation, m.store}, rec.file_bytes());
+        detail::Block frame;  // a compressed record's frame, decoded into `out`
+        tiers::read_record(*reader, rec, out, frame, true, 1, {});  // a mismatch is reported below, with context
+        m.view->acknowledge(id, r.generation);  // reader retention may let it go now
+        return;
+      } catch (const CorruptionError&) {
         corrupt = static_cast<int>(t);  // torn or replaced under us: another copy, or another round
       } catch (const Error&) {
         failure = std::current_exception();  // gone meanwhile (moved, erased): the catalog will say

@@ -1,8 +1,12 @@
 #include "tiers/transfer.hpp"
 
 #include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
 
 #include "catalog/checksum.hpp"
+#include "codec/frame.hpp"
 
 namespace mlbs::tiers {
 
@@ -15,6 +19,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     if (hash) sum.update(from.memory, size);
     return hash ? sum.digest() : 0;
   }
+  if (size == 0) return hash ? sum.digest() : 0;  // an empty record's block may be null
   const bool whole = from.memory || to.memory;
   const std::uint64_t chunk = whole ? std::max<std::uint64_t>(size, 1) : staging->capacity();
   for (std::uint64_t off = 0; off < size; off += chunk) {
@@ -31,6 +36,34 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     if (to.writer) to.writer->write(off, bytes, n);
   }
   return hash ? sum.digest() : 0;
+}
+
+std::uint64_t read_record(ObjectReader& reader, const StoredRecord& rec, std::byte* out, detail::Block& frame,
+                          bool verify, unsigned threads, const ErrorContext& ctx) {
+  verify = verify && rec.has_checksum;
+  auto mismatch = [&](const char* what, std::uint64_t read, std::uint64_t expected) {
+    return CorruptionError(EBADMSG, fmt::format("checksum mismatch ({}): read {:016x}, catalog {:016x}", what, read,
+                                                expected),
+                           ctx);
+  };
+  if (!rec.stored) {
+    const std::uint64_t digest = transfer({nullptr, &reader}, {out, nullptr}, rec.size, nullptr, verify);
+    if (verify && digest != rec.checksum) throw mismatch("record", digest, rec.checksum);
+    return 0;
+  }
+  if (frame.capacity() < rec.stored) frame = detail::Block::allocate(rec.stored);
+  const std::uint64_t digest = transfer({nullptr, &reader}, {frame.data(), nullptr}, rec.stored, nullptr, verify);
+  if (verify && digest != rec.frame_checksum) throw mismatch("compressed record", digest, rec.frame_checksum);
+  const std::span<const std::byte> bytes(frame.data(), rec.stored);
+  const auto start = std::chrono::steady_clock::now();
+  codec::decode_frame(bytes, {out, rec.size}, threads, ctx);
+  const auto ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  if (verify && codec::inspect_frame(bytes, ctx).spec.lossless()) {
+    const std::uint64_t decoded = catalog::checksum(out, rec.size);
+    if (decoded != rec.checksum) throw mismatch("decoded record", decoded, rec.checksum);
+  }
+  return ns;
 }
 
 }  // namespace mlbs::tiers

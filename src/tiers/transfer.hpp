@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "mlbs/detail/block.hpp"
+#include "mlbs/errors.hpp"
 #include "tiers/backend.hpp"
 
 namespace mlbs::tiers {
@@ -34,5 +35,27 @@ struct Sink {
 /// flight when it returns (ObjectWriter::write_held, hashed meanwhile): the
 /// memory stays unchanged until the writer's commit() or destruction.
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash);
+
+/// What a record's file copies hold: its `size` bytes raw, or a codec frame
+/// of `stored` bytes (codec/frame.hpp), with their checksums.
+struct StoredRecord {
+  std::uint64_t size = 0;
+  std::uint64_t stored = 0;          ///< 0: raw
+  std::uint64_t checksum = 0;        ///< of the record's bytes
+  std::uint64_t frame_checksum = 0;  ///< of the frame
+  bool has_checksum = false;
+  std::uint64_t file_bytes() const noexcept { return stored ? stored : size; }
+};
+
+/// Reads a record's file copy from `reader` into `out` (rec.size bytes),
+/// decoding a frame by up to `threads` threads through `frame` (grown as
+/// needed). With `verify` (and the record's checksum known) the frame is
+/// checked before it is decoded, so damage never reaches a decoder, and the
+/// record's bytes after (raw, or decoded by a lossless codec; a lossy
+/// codec's output is not the bytes hashed on the way down). A mismatch or a
+/// damaged frame is a CorruptionError with `ctx`; other errors as the reader
+/// throws them. Returns the nanoseconds spent decoding.
+std::uint64_t read_record(ObjectReader& reader, const StoredRecord& rec, std::byte* out, detail::Block& frame,
+                          bool verify, unsigned threads, const ErrorContext& ctx);
 
 }  // namespace mlbs::tiers

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -80,6 +82,8 @@ TEST(Reader, ExactBytesOrTypedErrorsWhileRecordsMoveAndGo) {
   constexpr std::uint64_t kReads = 2000, kMaxRecords = 100000;
   std::atomic<bool> done{false};
   std::atomic<std::uint64_t> good{0}, typed{0}, wrong{0};
+  std::mutex mu;
+  std::condition_variable progress;  // a reader made a good read
   std::vector<std::thread> readers;
   for (int k = 0; k < 2; ++k)
     readers.emplace_back([&, k] {
@@ -91,20 +95,32 @@ TEST(Reader, ExactBytesOrTypedErrorsWhileRecordsMoveAndGo) {
             r.read(id, std::span<float>(buf));
             if (exact(buf, id)) ++good;
             else ++wrong;
+            std::lock_guard lock(mu);
+            progress.notify_all();
           } catch (const mlbs::Error&) {
             ++typed;  // erased or moved away meanwhile
           }
         }
       }
     });
-  // The writer goes on until the readers have made their reads (a count, not a time).
+  // The writer goes on until the readers have made their reads (a count, not a time), never more
+  // than kLead records ahead of their good reads: a writer much faster than its readers (a slow
+  // machine, a sanitizer) would otherwise erase nearly every record before it is read.
+  constexpr std::uint64_t kLead = 48;
   std::uint64_t written = 0;
+  bool stalled = false;
   for (; written < kMaxRecords && good.load() + typed.load() < kReads; ++written) {
+    if (written > kLead) {
+      std::unique_lock lock(mu);
+      stalled = !progress.wait_for(lock, 60s, [&] { return good.load() + kLead >= written; });
+      if (stalled) break;
+    }
     write(u, written);
     if (written >= 24) u.erase(written - 24);  // records leave while readers read them
   }
   done = true;
   for (auto& t : readers) t.join();
+  EXPECT_FALSE(stalled) << "readers stopped making good reads at " << good.load();
   EXPECT_EQ(wrong.load(), 0u) << good.load() << " exact, " << typed.load() << " typed errors";
   EXPECT_GE(good.load() + typed.load(), kReads) << "only " << written << " records written";
   EXPECT_GT(good.load(), kReads / 4);

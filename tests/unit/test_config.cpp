@@ -65,7 +65,7 @@ class ConfigEnv : public ::testing::Test {
                                           "MLBS_DURABILITY",  "MLBS_HELPER_CORE",    "MLBS_HELPER_THREADS",
                                           "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK",       "MLBS_PAGE_CACHE",
                                           "MLBS_LAYOUT",      "MLBS_LIVE_CATALOG",   "MLBS_LIVE_RECORDS",
-                                          "MLBS_READER_RETENTION"};
+                                          "MLBS_READER_RETENTION", "MLBS_CODEC"};
   void SetUp() override {
     for (const char* name : kVars) {
       const char* value = std::getenv(name);

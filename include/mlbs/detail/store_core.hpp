@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mlbs/detail/block.hpp"
@@ -21,9 +22,23 @@ namespace engine { class Engine; }
 
 namespace detail {
 
+/// What a store's elements are, for its codec (ZFP codes float and double
+/// only) — Store<T> says it from T.
+enum class ElementKind : std::uint8_t { bytes, float32, float64 };
+
+template <class T>
+constexpr ElementKind element_kind() noexcept {
+  if constexpr (std::is_same_v<T, float>) return ElementKind::float32;
+  else if constexpr (std::is_same_v<T, double>) return ElementKind::float64;
+  else return ElementKind::bytes;
+}
+
 class MLBS_API StoreCore {
  public:
-  StoreCore(Runtime& rt, std::string name);
+  /// `plane_nx`, `plane_ny`: the records' layout when known (planes of
+  /// nx * ny elements, x fastest; 0 = flat), which ZFP codes in 3-D.
+  StoreCore(Runtime& rt, std::string name, ElementKind element = ElementKind::bytes, std::uint32_t plane_nx = 0,
+            std::uint32_t plane_ny = 0);
   ~StoreCore();
   StoreCore(StoreCore&&) noexcept;
   StoreCore& operator=(StoreCore&&) noexcept;

@@ -1,4 +1,5 @@
 // mlbs — Config::from_env(): MLBS_CONFIG, then one MLBS_* variable per field.
+#include "codec/spec.hpp"
 #include "core/config/parse.hpp"
 
 #include <cstdlib>
@@ -64,6 +65,9 @@ Config Config::from_env() {
   });
   apply("MLBS_READER_RETENTION", "reader_retention", [&](const std::string& v, const Where& at) {
     cfg.reader_retention = parse_reader_retention_at(v, at);
+  });
+  apply("MLBS_CODEC", "codec", [&](const std::string& v, const Where& at) {
+    cfg.codec = codec::to_string(codec::parse(v, at.field, at.source, at.line));
   });
   apply("MLBS_LAYOUT", "layout",
         [&](const std::string& v, const Where& at) { cfg.layout = parse_layout_at(v, at); });

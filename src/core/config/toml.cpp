@@ -1,5 +1,6 @@
 // mlbs — configuration files (TOML): every key with its line, for errors
 // that point at it.
+#include "codec/spec.hpp"
 #include "core/config/parse.hpp"
 
 #include <algorithm>
@@ -82,6 +83,8 @@ class TomlReader {
         cfg.live_records = integer<unsigned>(node, at, 1, Config::max_live_records);
       } else if (name == "reader_retention") {
         cfg.reader_retention = parse_reader_retention_at(string(node, at), at);
+      } else if (name == "codec") {
+        cfg.codec = codec::to_string(codec::parse(string(node, at), at.field, at.source, at.line));
       } else if (name == "tiers") {
         spec = &node;
         cfg.tiers = parse_tier_spec_at(string(node, at), at);
@@ -92,7 +95,8 @@ class TomlReader {
       } else {
         Where{name, source_, key.source().begin.line}.fail(
             "unknown key (expected schedule, durability, helper_core, helper_threads, checksums, layout, "
-            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, reader_retention, tiers or [[tier]])");
+            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, reader_retention, codec, tiers or "
+            "[[tier]])");
       }
     }
     if (spec && tables)

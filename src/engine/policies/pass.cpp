@@ -54,7 +54,8 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   std::vector<PlacementItem> items(coming, PlacementItem{coming_bytes, detail::round_up_block(coming_bytes), 0});
   items.reserve(coming + ranked.size());
   for (const catalog::Record* r : ranked)
-    items.push_back({r->size, detail::round_up_block(r->size), r->avoid, fastest_copy(*r, last, 0), r->for_readers});
+    items.push_back({r->file_bytes(), detail::round_up_block(r->size), r->avoid, fastest_copy(*r, last, 0),
+                     r->for_readers});
   const Placement p = place(items, limits.dram_bytes, limits.file_bytes);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[coming + i];
@@ -70,7 +71,7 @@ std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked,
   std::vector<std::uint64_t> dirty(std::size_t(std::max(tiers, 0)), 0);
   for (const catalog::Record* r : ranked)
     for (int t = 0; t + 1 < tiers; ++t)
-      if (dirty_on(*r, t, tiers - 1, persistent)) dirty[t] += r->size;
+      if (dirty_on(*r, t, tiers - 1, persistent)) dirty[t] += t == 0 ? r->size : r->file_bytes();
   return dirty;
 }
 

@@ -73,7 +73,7 @@ std::optional<std::vector<Drop>> file_room(const View& v, int t, std::uint64_t b
       if (i == except || !idle(r) || !(r.copies & bit(t)) || r.dir_target == t) continue;
       if (r.copies & ~bit(t)) {
         drops.push_back({i, t});
-        free += r.size;
+        free += r.file_bytes();
       }
     }
   if (free >= bytes) return drops;
@@ -99,7 +99,7 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes) {
     const Record& r = *v.ranked[i];
     if (!idle(r) || r.want_mem || r.copies != bit(0) || r.dir_target < 0) continue;
     const int dst = needs_persist(v, r) ? v.last() : r.dir_target;
-    if (auto drops = file_room(v, dst, r.size, i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
+    if (auto drops = file_room(v, dst, r.file_bytes(), i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
   }
   return std::nullopt;
 }
@@ -122,7 +122,7 @@ std::optional<Decision> file_tier_moves(const View& v, Notes& notes) {
     if (above < 0) continue;
     // From DRAM when it has the record (the faster source); the old copy then goes as a stray.
     const int src = (r.copies & bit(0)) ? 0 : above;
-    if (auto drops = file_room(v, t, r.size, i, notes)) return copy(Purpose::move_down, i, src, t, std::move(*drops));
+    if (auto drops = file_room(v, t, r.file_bytes(), i, notes)) return copy(Purpose::move_down, i, src, t, std::move(*drops));
   }
   return std::nullopt;
 }
@@ -153,7 +153,7 @@ std::optional<Decision> prefetch_file(const View& v, Notes& notes) {
     const int src = fastest_copy(r, v.last(), 0);
     if (src <= t) continue;            // none below, or file_tier_moves' case
     if (r.copies & bit(0)) continue;   // DRAM has it: write-behind copies it from there
-    if (auto drops = file_room(v, t, r.size, i, notes)) return copy(Purpose::prefetch_file, i, src, t, std::move(*drops));
+    if (auto drops = file_room(v, t, r.file_bytes(), i, notes)) return copy(Purpose::prefetch_file, i, src, t, std::move(*drops));
   }
   return std::nullopt;
 }
@@ -170,7 +170,7 @@ std::optional<Decision> persist(const View& v, Notes& notes) {
   }
   if (!oldest) return std::nullopt;
   const Record& r = *v.ranked[*oldest];
-  if (auto drops = file_room(v, v.last(), r.size, *oldest, notes))
+  if (auto drops = file_room(v, v.last(), r.file_bytes(), *oldest, notes))
     return copy(Purpose::persist, *oldest, fastest_copy(r, v.last()), v.last(), std::move(*drops));
   return std::nullopt;
 }
@@ -184,7 +184,7 @@ std::optional<Decision> for_readers(const View& v, Notes& notes) {
   }
   if (!oldest) return std::nullopt;
   const Record& r = *v.ranked[*oldest];
-  if (auto drops = file_room(v, r.dir_target, r.size, *oldest, notes))
+  if (auto drops = file_room(v, r.dir_target, r.file_bytes(), *oldest, notes))
     return copy(Purpose::for_readers, *oldest, 0, r.dir_target, std::move(*drops));
   return std::nullopt;
 }
@@ -202,7 +202,7 @@ std::optional<Decision> write_behind(const View& v, Notes& notes) {
     if (!idle(r) || r.copies != bit(0) || r.dir_target < 0) continue;
     const bool due = r.gen <= v.flush_horizon || (over_mark && (!v.prefetching || r.watched));
     if (!due) continue;
-    if (auto drops = file_room(v, r.dir_target, r.size, i, notes))
+    if (auto drops = file_room(v, r.dir_target, r.file_bytes(), i, notes))
       return copy(Purpose::write_behind, i, 0, r.dir_target, std::move(*drops));
   }
   return std::nullopt;
