@@ -7,6 +7,7 @@
 // invocation, verifies every snapshot read back, and reports wall, kernel,
 // copy and blocking times beside the performance model of DESIGN §1
 // (expected vs actual speedup over the sync reference). `--help` lists it all.
+#include <cmath>
 #include <unistd.h>
 
 #include <chrono>
@@ -177,7 +178,7 @@ struct Run {
       const auto t0 = Clock::now();
       std::unique_ptr<Mode> m = make_mode(mode, plan, o, dirs);
       r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
-      const WorkloadResult w = run_workload(plan, o, *m);
+      WorkloadResult w = run_workload(plan, o, *m);
       const auto tf = Clock::now();
       m->finish();
       const auto t1 = Clock::now();
@@ -199,6 +200,9 @@ struct Run {
       r.result_checksum = w.result_checksum;
       r.image_checksum = w.image_checksum;
       r.mismatches = w.mismatches;
+      r.lossy = mode == "mlbs" && o.lossy();
+      r.inexact = w.inexact;
+      r.image = std::move(w.image);
       const unsigned expected_reads = unsigned(plan.read_order.size());
       r.verified = w.mismatches == 0 && w.writes == plan.snapshots && w.reads == expected_reads;
       if (w.mismatches)
@@ -284,6 +288,24 @@ int check_json_file(const std::string& path, const std::vector<std::string>& wor
   return 0;
 }
 
+/// rtm: each lossy run's image against the group's sync image (exact: no
+/// codec), as ||image - sync|| / ||sync||; images are dropped afterwards.
+/// Under MPI the figure is this rank's.
+void image_errors(std::vector<RunResult>& group) {
+  const std::vector<float>& exact = group.front().image;
+  for (RunResult& r : group) {
+    if (!r.lossy || exact.empty() || r.image.size() != exact.size()) continue;
+    double err = 0, norm = 0;
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+      const double d = double(r.image[i]) - exact[i];
+      err += d * d;
+      norm += double(exact[i]) * exact[i];
+    }
+    r.image_rel_l2_error = norm > 0 ? std::sqrt(err / norm) : std::sqrt(err);
+  }
+  for (RunResult& r : group) std::vector<float>().swap(r.image);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -323,6 +345,10 @@ int main(int argc, char** argv) {
   app.add_option("--fast-bw", fast_bw_s, "bandwidth cap of the fast tier, bytes/s; 0 = none; per rank under MPI");
   app.add_flag("--hint-records", o.hint_records, "mlbs: tell the LIFO schedule how many snapshots will come "
                                                 "(schedule lifo:N)");
+  app.add_option("--codec", o.codec,
+                 "mlbs: compress snapshots below DRAM (none, lz4, zstd[:LEVEL], zfp:accuracy=X, zfp:precision=BITS, "
+                 "zfp:rate=BITS; docs/codecs.md); with ZFP, rtm reports image_rel_l2_error against an exact mode")
+      ->capture_default_str();
   app.add_option("--helper-threads", o.helper_threads, "mlbs helper threads")->capture_default_str()
       ->check(CLI::Range(1u, 64u));
   app.add_option("--durability", durability_s, "scratch|persistent")->capture_default_str()
@@ -512,6 +538,7 @@ int main(int argc, char** argv) {
           for (const std::string& m : o.modes)
             if (m != "sync") group.push_back(run.run_one(plan, m, k));
           apply_model(group, o.durability == mlbs::Durability::persistent);
+          image_errors(group);
           all.insert(all.end(), group.begin(), group.end());
         }
       }
@@ -535,7 +562,8 @@ int main(int argc, char** argv) {
     for (unsigned r : o.io_ratios) {
       images.clear();
       for (const RunResult& res : all)
-        if (res.io_ratio == r && res.image_checksum && res.error.empty()) images.insert(hex64(*res.image_checksum));
+        if (res.io_ratio == r && res.image_checksum && res.error.empty() && !res.lossy)
+          images.insert(hex64(*res.image_checksum));
       if (images.size() > 1) {
         if (ranks.root()) std::fprintf(stderr, "mlbs-bench: rtm image_checksum differs between modes at ratio %u\n", r);
         ok = false;

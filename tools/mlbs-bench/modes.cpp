@@ -201,6 +201,7 @@ class MlbsMode final : public Mode {
     names_ = {"mem"};
     if (cfg.tiers.size() == 3) names_.push_back("fast");
     names_.push_back("slow");
+    lossy_ = !writebehind && o.lossy();
     rt_ = std::make_unique<mlbs::Runtime>(cfg);   // under MPI: collective over MPI_COMM_WORLD
     store_ = std::make_unique<mlbs::Store<float>>(*rt_, kSnapshotStore, points_);
   }
@@ -214,6 +215,7 @@ class MlbsMode final : public Mode {
                                std::to_string(store_->size()) + " floats, expected " + std::to_string(points_));
   }
   void finish() override { store_->flush(); }
+  bool lossy() const override { return lossy_; }
 
   ModeStats stats() const override {
     const mlbs::Stats st = rt_->stats();
@@ -253,12 +255,21 @@ class MlbsMode final : public Mode {
                {"checksum_failures", st.checksum_failures},
                {"retention_copies", st.retention_copies},
                {"retention_moves", st.retention_moves},
-               {"retention_bytes", st.retention_bytes}};
+               {"retention_bytes", st.retention_bytes},
+               {"codec", cfg.codec},
+               {"encoded_records", st.encoded_records},
+               {"encoded_raw_bytes", st.encoded_raw_bytes},
+               {"encoded_bytes", st.encoded_bytes},
+               {"raw_records", st.raw_records},
+               {"bypassed_records", st.bypassed_records},
+               {"encode_s", ns_to_s(st.encode_ns)},
+               {"decode_s", ns_to_s(st.decode_ns)}};
     return m;
   }
 
  private:
   std::size_t points_;
+  bool lossy_ = false;
   std::vector<std::string> names_;
   std::unique_ptr<mlbs::Runtime> rt_;               // destroyed after the store
   std::unique_ptr<mlbs::Store<float>> store_;
@@ -737,7 +748,10 @@ mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs
   cfg.durability = o.durability;
   cfg.layout = o.layout;
   cfg.helper_threads = o.helper_threads;
-  if (!writebehind) cfg.reader_retention = o.reader_retention;
+  if (!writebehind) {
+    cfg.reader_retention = o.reader_retention;
+    cfg.codec = o.codec;
+  }
   return cfg;
 }
 

@@ -48,6 +48,11 @@ struct Options {
   /// --hint-records: the mlbs modes' LIFO schedule carries the snapshot count
   /// (Schedule::lifo(N), "lifo:N"), as an RTM code that knows its time steps can.
   bool hint_records = false;
+  /// --codec: the mlbs mode's Config::codec (docs/codecs.md); "none" by default.
+  std::string codec = "none";
+  /// The codec is lossy (ZFP): the mlbs mode's snapshots come back close, not
+  /// equal; rtm reports image_rel_l2_error against an exact mode's image.
+  bool lossy() const { return codec.rfind("zfp", 0) == 0; }
   std::uint64_t io_chunk_bytes = 8ull << 20;  ///< largest single pread/pwrite of the baselines
   std::string out_dir = "./mlbs-bench-out";
   std::string json_path;

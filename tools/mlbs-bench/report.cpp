@@ -151,6 +151,11 @@ nlohmann::json to_json(const RunResult& r) {
                       {"config", r.config},
                       {"mode_stats", r.extra}};
   if (r.image_checksum) j["image_checksum"] = hex64(*r.image_checksum);
+  if (r.lossy) {
+    j["lossy"] = true;
+    j["inexact"] = r.inexact;
+    if (r.image_rel_l2_error) j["image_rel_l2_error"] = *r.image_rel_l2_error;
+  }
   if (!r.error.empty()) j["error"] = r.error;
   j["ranks"] = r.ranks;
   if (r.ranks > 1 && !r.per_rank.empty()) {
@@ -211,6 +216,9 @@ RunResult from_json(const nlohmann::json& j) {
   if (j.contains("image_checksum")) r.image_checksum = hex(j["image_checksum"]);
   r.verified = j.value("verified", false);
   r.mismatches = j.value("mismatches", 0u);
+  r.lossy = j.value("lossy", false);
+  r.inexact = j.value("inexact", 0u);
+  if (j.contains("image_rel_l2_error")) r.image_rel_l2_error = j["image_rel_l2_error"].get<double>();
   r.reference_only = j.value("reference_only", false);
   r.error = j.value("error", std::string());
   r.config = j.value("config", nlohmann::json::object());
@@ -756,7 +764,7 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
         w_sum += e["bytes_written"].get<std::uint64_t>();
         r_sum += e["bytes_read"].get<std::uint64_t>();
         for (const char* sum : {"result_checksum", "image_checksum"})
-          if (e.contains(sum) && is_hex16(e[sum]))
+          if (e.contains(sum) && is_hex16(e[sum]) && !o.value("lossy", false))
             rank_sums[{workload + " " + sum, ratio, unsigned(k)}][mode] = e[sum].get<std::string>();
       }
       if (all_ok) {
@@ -776,13 +784,17 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
     } else {
       have_sync.try_emplace(key, false);
     }
+    // A lossy codec's run is compared by its image's error, not its checksums.
+    const bool lossy = o.value("lossy", false);
     if (workload == "rtm") {
       if (!o.contains("image_checksum") || !is_hex16(o["image_checksum"]))
         c.fail(where, "rtm needs image_checksum as 16 hex digits");
-      else
+      else if (!lossy)
         images[key][mode] = o["image_checksum"];
+      if (lossy && !o.contains("image_rel_l2_error"))
+        c.fail(where, "a lossy rtm run needs image_rel_l2_error (an exact mode ran beside it)");
     }
-    if (o.contains("result_checksum")) {
+    if (o.contains("result_checksum") && !lossy) {
       if (!is_hex16(o["result_checksum"])) c.fail(where, "result_checksum is not 16 hex digits");
       else results[key][mode] = o["result_checksum"];
     }

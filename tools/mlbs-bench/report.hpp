@@ -46,6 +46,13 @@ struct RunResult {
   std::optional<std::uint64_t> image_checksum;
   bool verified = false;
   unsigned mismatches = 0;
+  /// A lossy codec (--codec zfp:...): snapshots come back close, not equal
+  /// (`inexact` of them); checksums are not compared with other modes', and
+  /// rtm's image is measured against an exact mode's instead.
+  bool lossy = false;
+  unsigned inexact = 0;
+  std::optional<double> image_rel_l2_error;  ///< rtm, lossy: ||image - exact image|| / ||exact image||
+  std::vector<float> image;                  ///< rtm: kept until the error is computed (not reported)
   bool reference_only = false;      ///< sync run as the reference although not in --modes
   std::string error;                ///< non-empty: the run failed
   nlohmann::json config = nlohmann::json::object();

@@ -240,7 +240,7 @@ class Runner {
     r_.bytes_read += bytes_;
     compute("verify", [&] {
       const auto t0 = Clock::now();
-      if (hash_bytes(s, bytes_) != sums_[id]) ++r_.mismatches;
+      if (hash_bytes(s, bytes_) != sums_[id]) ++(io_.lossy() ? r_.inexact : r_.mismatches);
       r_.hash_s += std::chrono::duration<double>(Clock::now() - t0).count();
     });
     return s;
@@ -431,6 +431,7 @@ class Runner {
       final_checksum(cur);
     });
     compute("checksum", [&] { r_.image_checksum = hash_bytes(image.data(), bytes_); });
+    r_.image.assign(image.data(), image.data() + n_);
   }
 
   /// The one of a and b that is neither x nor y (x or y is the snapshot buffer).

@@ -55,6 +55,8 @@ class SnapshotIo {
   virtual void read(std::uint64_t id) = 0;
   /// Drains what is still in flight (counted in the wall time).
   virtual void finish() = 0;
+  /// Snapshots come back close to what was written, not equal (a lossy codec).
+  virtual bool lossy() const { return false; }
 };
 
 struct WorkloadResult {
@@ -64,10 +66,12 @@ struct WorkloadResult {
   unsigned writes = 0;
   unsigned reads = 0;
   unsigned mismatches = 0;    ///< snapshots read back with wrong bytes
+  unsigned inexact = 0;       ///< lossy I/O: snapshots read back close, not equal (not mismatches)
   std::uint64_t bytes_written = 0;
   std::uint64_t bytes_read = 0;
   std::uint64_t result_checksum = 0;               ///< xxHash3 of the final field
   std::optional<std::uint64_t> image_checksum;     ///< rtm: xxHash3 of the image
+  std::vector<float> image;                        ///< rtm: the image itself (errors of lossy runs)
 };
 
 /// Runs the workload's phases against `io` (io.finish() not included).
