@@ -101,6 +101,10 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
     try {
       op.codec_ns = tiers::read_record(*reader, stored_of(r), op.block.data(), frame, verify, cfg_.helper_threads,
                                        {op.store_name, r.id, tiers_[op.src].backend->label()});
+      if (op.codec_ns && trace::enabled()) {
+        const std::uint64_t end = trace::now_ns();
+        trace::span("decode", "codec", end - op.codec_ns, end, size);
+      }
     } catch (const CorruptionError&) {
       tiers_[op.src].backend->count_error();  // the backend read what was there: the copy is bad
       throw;
@@ -124,6 +128,7 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
     const auto start = Clock::now();
     op.attempt = codec::encode_frame(*op.codec, {from, size}, {frame.data(), bound}, cfg_.helper_threads, chunk);
     op.codec_ns = elapsed_ns(start);
+    if (trace::enabled()) trace::span("encode", "codec", trace_ns(start), trace_ns(Clock::now()), size);
     if (codec::pays(size, op.attempt)) {
       from = frame.data();
       bytes = op.attempt;

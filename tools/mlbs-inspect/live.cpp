@@ -77,6 +77,7 @@ nlohmann::json as_json(const View& v, const std::vector<RecordView>& records) {
                      {"read_by_reader", r.read}};
     if (r.filed_ns) e["filed_unix_ns"] = r.filed_ns;
     if (r.has_checksum) e["checksum"] = fmt::format("{:016x}", r.checksum);
+    if (r.stored) e["stored"] = r.stored;  // its file copies are a codec frame of this size
     j["records"].push_back(std::move(e));
   }
   return j;
@@ -106,13 +107,13 @@ std::string as_text(const View& v, const std::vector<RecordView>& records) {
                      v.unpublished() ? fmt::format("; {} not shown (live_records is too small)", v.unpublished())
                                      : std::string());
   if (!records.empty()) {
-    out += fmt::format("\n{:>12}  {:>10}  {:>8}  {:<18}  {:<8}  {:<4}  {:<16}  {}\n", "id", "size", "gen", "state",
-                       "tiers", "read", "xxh3", "changed");
+    out += fmt::format("\n{:>12}  {:>10}  {:>10}  {:>8}  {:<18}  {:<8}  {:<4}  {:<16}  {}\n", "id", "size", "stored",
+                       "gen", "state", "tiers", "read", "xxh3", "changed");
     for (const RecordView& r : records) {
       std::string where;
       for (int t : tiers_of(r.copies)) where += (where.empty() ? "" : ",") + std::to_string(t);
-      out += fmt::format("{:>12}  {:>10}  {:>8}  {:<18}  {:<8}  {:<4}  {:<16}  {}\n", r.id, format_bytes(r.size),
-                         r.generation, to_string(r.state), where.empty() ? "-" : where, r.read ? "yes" : "-",
+      out += fmt::format("{:>12}  {:>10}  {:>10}  {:>8}  {:<18}  {:<8}  {:<4}  {:<16}  {}\n", r.id,
+                         format_bytes(r.size), r.stored ? format_bytes(r.stored) : "-", r.generation, to_string(r.state), where.empty() ? "-" : where, r.read ? "yes" : "-",
                          r.has_checksum ? fmt::format("{:016x}", r.checksum) : "-", when(r.updated_ns));
     }
   }
