@@ -102,11 +102,13 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
   // Node-shared tiers: another rank's new demand changes this rank's share;
   // replan then, even if this rank is idle (it may hold bytes it must lend back).
   for (TierState& ts : tiers_)
-    if (ts.node)
+    if (ts.node) {
+      shared_tiers_ = true;
       ts.node->watch([this] {
         Lock lock(mu_);
         if (!stopping_) touch();
       });
+    }
   // Last: pre-faulting the DRAM budget stalls every mmap while it runs, and
   // the set-up above (threads, rings, buffers) is mostly mmaps.
   mem_->start_prefault();
@@ -185,10 +187,16 @@ std::uint64_t Engine::now_ns() const { return elapsed_ns(t0_); }
 
 void Engine::touch() {
   changed();
+  if (idle_helpers_ == 0 || stopping_) return;
+  // Tiers shared with other ranks change under this rank's feet (their takes
+  // and frees announce nothing here): every change wakes the helpers to look,
+  // as they always did, rather than trust a pass made on the node's last word.
+  if (shared_tiers_) {
+    work_cv_.notify_all();
+    return;
+  }
   // A store that went live wants a helper looking out for readers.
-  if (idle_helpers_ > 0 && !stopping_ &&
-      (helpers_have_work() || (!reader_polling_ && reader_check_interval())))
-    work_cv_.notify_one();
+  if (helpers_have_work() || (!reader_polling_ && reader_check_interval())) work_cv_.notify_one();
 }
 
 void Engine::changed() {

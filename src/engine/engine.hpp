@@ -263,6 +263,7 @@ class Engine {
   unsigned inflight_ = 0;
   unsigned idle_helpers_ = 0;        ///< helpers waiting on work_cv_
   bool reader_polling_ = false;      ///< an idle helper looks for new readers now and then
+  bool shared_tiers_ = false;        ///< a tier's budget is shared with other ranks (MPI): touch() wakes every helper
   bool stopping_ = false;
   bool live_changed_ = false;  ///< published since the last touch(): tier counters and a wake-up are due
   Stats counters_;
