@@ -8,12 +8,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <random>
 
-#include "codec/spec.hpp"
 #include "mlbs/mlbs.hpp"
+#include "support/codecs.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -22,13 +20,6 @@ using mlbs::test::TempDir;
 using namespace std::chrono_literals;
 
 constexpr std::size_t kElems = 64 * 1024;  // 256 KiB records
-
-bool built(const std::string& name) {
-  const auto names = mlbs::codec::available();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-#define REQUIRE_CODEC(name) \
-  if (!built(name)) GTEST_SKIP() << "mlbs built without the " name " codec"
 
 /// DRAM for 3 records, a fast tier for 4, a slow one without limit.
 mlbs::Config tiers(const TempDir& dir, const std::string& codec) {

@@ -13,19 +13,13 @@
 #include "codec/frame.hpp"
 #include "codec/spec.hpp"
 #include "mlbs/errors.hpp"
+#include "support/codecs.hpp"
 
 namespace {
 
 namespace codec = mlbs::codec;
 using codec::Element;
 using codec::Spec;
-
-bool built(const std::string& name) {
-  const auto names = codec::available();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-#define REQUIRE_CODEC(name) \
-  if (!built(name)) GTEST_SKIP() << "mlbs built without the " name " codec"
 
 /// A smooth field with zeros around it, as an early RTM wavefield is.
 std::vector<float> wavefield(std::size_t n) {
@@ -76,7 +70,7 @@ TEST(CodecSpec, AcceptedFormsRoundTrip) {
   for (const char* text : {"none", "lz4", "zstd:1", "zstd:19", "zfp:accuracy=0.001", "zfp:precision=20",
                            "zfp:rate=8", "zfp:rate=2.5"}) {
     const std::string name = std::string(text).substr(0, std::string(text).find(':'));
-    if (!built(name) && name != "none") continue;
+    if (!mlbs::test::codec_built(name) && name != "none") continue;
     const Spec s = codec::parse(text);
     EXPECT_EQ(codec::to_string(s), text);
     EXPECT_EQ(codec::parse(codec::to_string(s)), s);
@@ -114,7 +108,7 @@ TEST(CodecSpec, BadSpecsNameTheFieldAndTheAcceptedForms) {
 // A codec compiled out is refused at configuration with the package to install.
 TEST(CodecSpec, MissingLibraryIsNamedAtConfiguration) {
   for (const char* name : {"lz4", "zstd", "zfp"}) {
-    if (built(name)) continue;
+    if (mlbs::test::codec_built(name)) continue;
     try {
       codec::parse(std::string(name) == "zfp" ? "zfp:rate=8" : name);
       ADD_FAILURE() << name;
