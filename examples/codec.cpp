@@ -45,11 +45,13 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < kPoints; ++i) worst = std::max(worst, std::abs(double(u[i]) - wave(t, i)));
     }
     const mlbs::Stats s = rt.stats();
-    std::printf("codec %s: %llu of %llu snapshots encoded, %.1f MiB -> %.1f MiB (ratio %.1f), %llu stored raw\n",
+    std::printf("codec %s: %llu of %llu snapshots encoded, %.1f MiB -> %.1f MiB (ratio %.1f), %llu stored raw, "
+                "%llu not encoded while the tier kept up (codec_when = %s)\n",
                 rt.config().codec.c_str(), (unsigned long long)s.encoded_records, (unsigned long long)kSnapshots,
                 s.encoded_raw_bytes / 1048576.0, s.encoded_bytes / 1048576.0,
                 s.encoded_bytes ? double(s.encoded_raw_bytes) / double(s.encoded_bytes) : 1.0,
-                (unsigned long long)(s.raw_records + s.bypassed_records));
+                (unsigned long long)(s.raw_records + s.bypassed_records), (unsigned long long)s.unneeded_records,
+                mlbs::to_string(rt.config().codec_when).c_str());
     std::printf("slow tier: %.1f MiB written; encode %.1f ms, decode %.1f ms on the helpers\n",
                 s.tiers[1].bytes_in / 1048576.0, s.encode_ns / 1e6, s.decode_ns / 1e6);
     std::printf("largest error after the round trip: %g%s\n", worst, worst == 0 ? " (bit-exact)" : "");

@@ -9,6 +9,15 @@ module mlbs
 
   !> Durability of a runtime's stores (docs/semantics.md).
   integer, parameter, public :: MLBS_SCRATCH = 0, MLBS_PERSISTENT = 1
+  !> What a store's records hold, for its codec (ZFP codes reals only): mlbs_store_open's `elements`.
+  integer, parameter, public :: MLBS_BYTES = 0, MLBS_REAL4 = 1, MLBS_REAL8 = 2
+
+  !> mlbs_store_options_t of include/mlbs/mlbs.h.
+  type, bind(C) :: c_store_options
+    type(c_ptr) :: codec
+    integer(c_int) :: elements
+    integer(c_int32_t) :: plane_nx, plane_ny
+  end type c_store_options
 
   !> A runtime: tiers, catalog and helper threads (mlbs::Runtime).
   type, public :: mlbs_runtime
@@ -60,6 +69,14 @@ module mlbs
       integer(c_size_t), value :: bytes
       type(c_ptr), intent(out) :: out
     end function c_store_create
+    integer(c_int) function c_store_create_with(rt, name, bytes, options, out) bind(C, name="mlbs_store_create_with")
+      import :: c_int, c_char, c_ptr, c_size_t, c_store_options
+      type(c_ptr), value :: rt
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_size_t), value :: bytes
+      type(c_store_options), intent(in) :: options
+      type(c_ptr), intent(out) :: out
+    end function c_store_create_with
     integer(c_int) function c_store_destroy(s) bind(C, name="mlbs_store_destroy")
       import :: c_int, c_ptr
       type(c_ptr), value :: s
@@ -165,15 +182,35 @@ contains
   end subroutine mlbs_close
 
   !> Opens store `name` with a working buffer of `bytes` zeroed bytes (a
-  !> persistent store recovers its records).
-  subroutine mlbs_store_open(store, rt, name, bytes, stat, errmsg)
+  !> persistent store recovers its records). `codec`: the store's own
+  !> ("zstd:3", "zfp:precision=20", "none" ...) instead of the runtime's;
+  !> `elements`: MLBS_REAL4 or MLBS_REAL8 when its records are reals (ZFP
+  !> codes nothing else), MLBS_BYTES by default.
+  subroutine mlbs_store_open(store, rt, name, bytes, stat, errmsg, codec, elements)
     type(mlbs_store), intent(out) :: store
     type(mlbs_runtime), intent(in) :: rt
     character(len=*), intent(in) :: name
     integer(c_size_t), intent(in) :: bytes
     integer, intent(out) :: stat
     character(len=*), intent(inout), optional :: errmsg
-    call done(c_store_create(rt%handle, c_string(name), bytes, store%handle), stat, errmsg)
+    character(len=*), intent(in), optional :: codec
+    integer, intent(in), optional :: elements
+    type(c_store_options) :: options
+    character(kind=c_char), allocatable, target :: c_codec(:)
+    if (.not. present(codec) .and. .not. present(elements)) then
+      call done(c_store_create(rt%handle, c_string(name), bytes, store%handle), stat, errmsg)
+      return
+    end if
+    options%codec = c_null_ptr
+    options%elements = MLBS_BYTES
+    options%plane_nx = 0
+    options%plane_ny = 0
+    if (present(codec)) then
+      c_codec = c_string(codec)
+      options%codec = c_loc(c_codec)
+    end if
+    if (present(elements)) options%elements = int(elements, c_int)
+    call done(c_store_create_with(rt%handle, c_string(name), bytes, options, store%handle), stat, errmsg)
   end subroutine mlbs_store_open
 
   subroutine mlbs_store_close(store, stat, errmsg)

@@ -33,6 +33,12 @@ enum class ReaderRetention {
                ///< the fastest one with room until a reader has read it
 };
 
+/// When the codec is used (Config::codec_when, docs/codecs.md).
+enum class CodecWhen {
+  needed,  ///< "needed": only while the application has lately waited for the tiers
+  always,  ///< "always": every record leaving DRAM (the adaptive bypass still applies)
+};
+
 /// One storage layer. Tiers are ordered fastest first; the first must be a
 /// `memory` tier (the DRAM slot pool), the last one is the persistent tier.
 struct MLBS_API Tier {
@@ -144,6 +150,10 @@ struct MLBS_API Config {
   /// "zfp:rate=BITS" (ZFP: float and double stores only). Encoded on the
   /// helpers when a record first leaves DRAM; tiers count stored bytes.
   std::string codec = "none";
+  /// needed (default): encode only while the application has lately waited
+  /// for the tiers, so a run whose compute covers its I/O spends no CPU on
+  /// the codec; always: encode every record (docs/codecs.md, "When").
+  CodecWhen codec_when = CodecWhen::needed;
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.
   static Config from_file(const std::string& path);
@@ -152,7 +162,7 @@ struct MLBS_API Config {
   /// Starts from MLBS_CONFIG (a TOML file) if set, else defaults, then applies
   /// MLBS_TIERS, MLBS_SCHEDULE, MLBS_DURABILITY, MLBS_HELPER_CORE,
   /// MLBS_HELPER_THREADS, MLBS_CHECKSUMS, MLBS_IO_CHUNK, MLBS_PAGE_CACHE, MLBS_LAYOUT,
-  /// MLBS_CODEC (and the other MLBS_* named in docs/configuration.md).
+  /// MLBS_CODEC, MLBS_CODEC_WHEN (and the other MLBS_* named in docs/configuration.md).
   static Config from_env();
 
   /// Checks the configuration; throws ConfigError naming the field.
@@ -183,6 +193,9 @@ MLBS_API std::string to_string(ReaderRetention r);
 /// The inverse of to_string(ReaderRetention); throws ConfigError naming `field`.
 MLBS_API ReaderRetention parse_reader_retention(std::string_view text,
                                                 const std::string& field = "reader_retention");
+MLBS_API std::string to_string(CodecWhen w);
+/// The inverse of to_string(CodecWhen); throws ConfigError naming `field`.
+MLBS_API CodecWhen parse_codec_when(std::string_view text, const std::string& field = "codec_when");
 /// 1536 -> "1.5 KiB".
 MLBS_API std::string format_bytes(std::uint64_t bytes);
 

@@ -46,6 +46,21 @@ MLBS_API int mlbs_runtime_tier_stats(const mlbs_runtime_t* rt, uint32_t tier, ml
 
 /* A store whose working buffer holds `bytes` zeroed bytes. */
 MLBS_API int mlbs_store_create(mlbs_runtime_t* rt, const char* name, size_t bytes, mlbs_store_t** out);
+
+/* What a store's bytes are, for its codec: ZFP codes float and double only. */
+typedef enum { MLBS_ELEMENTS_BYTES = 0, MLBS_ELEMENTS_FLOAT = 1, MLBS_ELEMENTS_DOUBLE = 2 } mlbs_elements_t;
+/* A store's own settings (mlbs::StoreOptions, docs/codecs.md "Per store").
+ * Zero-initialise it ({0} or memset) and set what differs. */
+typedef struct {
+  const char* codec;         /* "none", "lz4", "zstd:3", "zfp:precision=20" ...; NULL or "": the runtime's */
+  mlbs_elements_t elements;  /* MLBS_ELEMENTS_BYTES unless the records are floats or doubles */
+  uint32_t plane_nx;         /* records as planes of plane_nx * plane_ny elements (ZFP codes 3-D); 0: flat */
+  uint32_t plane_ny;
+} mlbs_store_options_t;
+/* mlbs_store_create with the store's own settings; `options` NULL: as mlbs_store_create.
+ * -EINVAL for a bad codec spec (named in mlbs_last_error()) or ZFP on a store of bytes. */
+MLBS_API int mlbs_store_create_with(mlbs_runtime_t* rt, const char* name, size_t bytes,
+                                    const mlbs_store_options_t* options, mlbs_store_t** out);
 MLBS_API int mlbs_store_destroy(mlbs_store_t* s);
 /* The working buffer (4096-byte aligned) and its size; valid until the next
  * read or resize of the store. */

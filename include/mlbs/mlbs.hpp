@@ -8,5 +8,6 @@
 #include "mlbs/runtime.hpp"
 #include "mlbs/stats.hpp"
 #include "mlbs/store.hpp"
+#include "mlbs/store_options.hpp"
 #include "mlbs/trace.hpp"
 #include "mlbs/version.hpp"

@@ -64,6 +64,7 @@ struct Stats {
   std::uint64_t encoded_bytes = 0;     ///< their frames' bytes (raw / this = the ratio)
   std::uint64_t raw_records = 0;       ///< records the codec tried and did not shrink enough: stored raw
   std::uint64_t bypassed_records = 0;  ///< records stored raw without trying (the store's adaptive bypass)
+  std::uint64_t unneeded_records = 0;  ///< records stored raw because the tiers kept up (Config::codec_when)
   std::uint64_t encode_ns = 0;         ///< helper time encoding
   std::uint64_t decode_ns = 0;         ///< helper (or direct read) time decoding
   std::vector<int> helper_cores;      ///< core each helper thread is pinned to; -1 = not pinned

@@ -43,6 +43,12 @@ class Store {
       : core_(rt, std::move(name), detail::element_kind<T>()) {
     resize(n);
   }
+  /// The same with the store's own settings: its codec, its records' layout
+  /// (docs/codecs.md, "Per store").
+  Store(Runtime& rt, std::string name, const StoreOptions& options, size_type n = 0)
+      : core_(rt, std::move(name), detail::element_kind<T>(), options) {
+    resize(n);
+  }
   /// A moved-from store is empty and can only be destroyed or assigned to.
   Store(Store&& o) noexcept
       : core_(std::move(o.core_)), buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)) {

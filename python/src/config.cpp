@@ -25,7 +25,7 @@ namespace {
 constexpr const char* kConfigFields[] = {
     "tiers",          "schedule",     "durability",   "helper_core",  "helper_threads",
     "checksums",      "layout",       "io_chunk_bytes", "shutdown_timeout_ms", "page_cache",
-    "live_catalog",   "live_records", "reader_retention", "codec"};
+    "live_catalog",   "live_records", "reader_retention", "codec", "codec_when"};
 
 // A byte count given as an int or a size string ("64GiB").
 std::uint64_t to_bytes(nb::handle v, const std::string& field) {
@@ -141,6 +141,7 @@ nb::dict to_dict(const Stats& s) {
   d["encoded_bytes"] = s.encoded_bytes;
   d["raw_records"] = s.raw_records;
   d["bypassed_records"] = s.bypassed_records;
+  d["unneeded_records"] = s.unneeded_records;
   d["encode_ns"] = s.encode_ns;
   d["decode_ns"] = s.decode_ns;
   d["helper_cores"] = nb::cast(s.helper_cores);
@@ -220,7 +221,7 @@ void bind_config(nb::module_& m) {
                   "helper_core: int = ..., helper_threads: int = ..., checksums: bool = ..., layout: str = ..., "
                   "io_chunk_bytes: int | str = ..., shutdown_timeout_ms: int = ..., page_cache: bool = ..., "
                   "live_catalog: bool = ..., live_records: int = ..., reader_retention: str = ..., "
-                  "codec: str = ...) -> None"))
+                  "codec: str = ..., codec_when: str = ...) -> None"))
       .def_static("from_file", &Config::from_file, nb::arg("path"), "Reads a TOML file (docs/configuration.md).")
       .def_static("from_toml", &Config::from_toml, nb::arg("text"), nb::arg("source") = "<string>")
       .def_static("from_env", &Config::from_env, "MLBS_CONFIG, then the MLBS_* variables.")
@@ -250,6 +251,9 @@ void bind_config(nb::module_& m) {
                    [](Config& c, const std::string& v) { c.codec = codec::to_string(codec::parse(v)); },
                    "\"none\", \"lz4\", \"zstd[:LEVEL]\", \"zfp:accuracy=X\", \"zfp:precision=BITS\" or "
                    "\"zfp:rate=BITS\" (docs/codecs.md).")
+      .def_prop_rw("codec_when", [](const Config& c) { return to_string(c.codec_when); },
+                   [](Config& c, const std::string& v) { c.codec_when = parse_codec_when(v); },
+                   "\"needed\" (encode only while the application waits for the tiers) or \"always\".")
       .def("__repr__", [](const Config& c) {
         std::string tiers;
         try {

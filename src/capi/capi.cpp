@@ -69,8 +69,8 @@ struct mlbs_reader {
 };
 
 struct mlbs_store {
-  mlbs_store(mlbs_runtime* owner, std::string name, std::size_t bytes)
-      : live(owner), s(owner->rt, std::move(name), bytes) {}
+  mlbs_store(mlbs_runtime* owner, std::string name, std::size_t bytes, const mlbs::StoreOptions& options = {})
+      : live(owner), s(owner->rt, std::move(name), options, bytes) {}
   LiveStore live;
   mlbs::Store<std::byte> s;   // the working buffer, in bytes
 };
@@ -264,6 +264,36 @@ int mlbs_store_create(mlbs_runtime_t* rt, const char* name, size_t bytes, mlbs_s
   if (!name) return null_arg(fn, "name");
   return guarded(fn, [&] {
     *out = new mlbs_store(rt, name, bytes);
+    return 0;
+  });
+}
+
+int mlbs_store_create_with(mlbs_runtime_t* rt, const char* name, size_t bytes, const mlbs_store_options_t* options,
+                           mlbs_store_t** out) {
+  constexpr const char* fn = "mlbs_store_create_with";
+  if (!out) return null_arg(fn, "out");
+  *out = nullptr;
+  if (!rt) return null_arg(fn, "rt");
+  if (!name) return null_arg(fn, "name");
+  return guarded(fn, [&] {
+    mlbs::StoreOptions o;
+    if (options) {
+      using E = mlbs::StoreOptions::Elements;
+      switch (options->elements) {
+        case MLBS_ELEMENTS_BYTES: break;
+        case MLBS_ELEMENTS_FLOAT: o.elements = E::float32; break;
+        case MLBS_ELEMENTS_DOUBLE: o.elements = E::float64; break;
+        default:
+          throw mlbs::InvalidArgumentError(
+              EINVAL, "options->elements " + std::to_string(static_cast<int>(options->elements)) +
+                          " is not an mlbs_elements_t (0 bytes, 1 float, 2 double)",
+              {name, {}, {}});
+      }
+      if (options->codec) o.codec = options->codec;
+      o.plane_nx = options->plane_nx;
+      o.plane_ny = options->plane_ny;
+    }
+    *out = new mlbs_store(rt, name, bytes, o);
     return 0;
   });
 }

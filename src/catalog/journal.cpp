@@ -17,10 +17,21 @@
 namespace mlbs::catalog {
 namespace {
 
-constexpr char kHeader[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v1\n";
+constexpr char kHeader[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v2\n";
+constexpr char kHeaderV1[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v1\n";  // no frame slots
 constexpr std::uint32_t kEntryMagic = 0x4a424c4d;  // "MLBJ"
+constexpr unsigned char kFrameSlot = 3;            // a framed put's first slot
 
-using EntryBytes = std::array<unsigned char, Journal::kEntryBytes>;
+bool known_header(const std::string& bytes) {
+  return bytes.compare(0, Journal::kHeaderBytes, kHeader) == 0 ||
+         bytes.compare(0, Journal::kHeaderBytes, kHeaderV1) == 0;
+}
+
+/// An entry as appended: one slot, or a frame slot and its put.
+struct Encoded {
+  std::array<unsigned char, 2 * Journal::kEntryBytes> bytes{};
+  std::size_t size = 0;
+};
 
 template <class T>
 void put(unsigned char* at, T v) {
@@ -33,29 +44,67 @@ T get(const unsigned char* at) {
   return v;
 }
 
-EntryBytes encode(const JournalEntry& e) {
-  EntryBytes b{};
+void encode_slot(unsigned char* b, unsigned char op, std::uint64_t id, std::uint64_t generation, std::uint64_t a,
+                 std::uint64_t c) {
   put(&b[0], kEntryMagic);
-  b[4] = static_cast<unsigned char>(e.op);
-  put(&b[8], e.id);
-  put(&b[16], e.generation);
-  put(&b[24], e.size);
-  put(&b[32], e.checksum);
-  put(&b[40], checksum(b.data(), 40));
-  return b;
+  b[4] = op;
+  put(&b[8], id);
+  put(&b[16], generation);
+  put(&b[24], a);
+  put(&b[32], c);
+  put(&b[40], checksum(b, 40));
 }
 
-bool decode(const unsigned char* b, JournalEntry& e) {
+Encoded encode(const JournalEntry& e) {
+  Encoded out;
+  if (e.op == JournalEntry::Op::put && e.stored) {
+    encode_slot(out.bytes.data(), kFrameSlot, e.id, e.generation, e.stored, e.frame_checksum);
+    out.size = Journal::kEntryBytes;
+  }
+  encode_slot(out.bytes.data() + out.size, static_cast<unsigned char>(e.op), e.id, e.generation, e.size, e.checksum);
+  out.size += Journal::kEntryBytes;
+  return out;
+}
+
+/// One slot; false if it is not a whole, valid one.
+bool decode(const unsigned char* b, JournalEntry& e, bool& frame) {
   if (get<std::uint32_t>(b) != kEntryMagic) return false;
   if (get<std::uint64_t>(b + 40) != checksum(b, 40)) return false;
-  if (b[4] != 1 && b[4] != 2) return false;
-  e.op = static_cast<JournalEntry::Op>(b[4]);
+  if (b[4] != 1 && b[4] != 2 && b[4] != kFrameSlot) return false;
+  frame = b[4] == kFrameSlot;
+  e = {};
+  e.op = frame ? JournalEntry::Op::put : static_cast<JournalEntry::Op>(b[4]);
   e.id = get<std::uint64_t>(b + 8);
   e.generation = get<std::uint64_t>(b + 16);
-  e.size = get<std::uint64_t>(b + 24);
-  e.checksum = get<std::uint64_t>(b + 32);
+  (frame ? e.stored : e.size) = get<std::uint64_t>(b + 24);
+  (frame ? e.frame_checksum : e.checksum) = get<std::uint64_t>(b + 32);
   return true;
 }
+
+/// Entries from slots: a frame slot joins the put of the same record right
+/// after it; one not followed by it (a torn append) names nothing.
+class Joiner {
+ public:
+  /// Feeds one valid slot; true (and `e` the entry) when it completes one.
+  bool feed(JournalEntry& e, bool frame) {
+    if (frame) {
+      frame_ = e;
+      pending_ = true;
+      return false;
+    }
+    if (pending_ && e.op == JournalEntry::Op::put && e.id == frame_.id && e.generation == frame_.generation) {
+      e.stored = frame_.stored;
+      e.frame_checksum = frame_.frame_checksum;
+    }
+    pending_ = false;
+    return true;
+  }
+  void reset() { pending_ = false; }
+
+ private:
+  JournalEntry frame_;
+  bool pending_ = false;
+};
 
 }  // namespace
 
@@ -107,20 +156,22 @@ JournalReplay replay_journal(const std::string& path) {
   if (bytes.size() < Journal::kHeaderBytes) {
     // Torn while being created: a prefix of the header. Anything else is a
     // foreign file that must not be overwritten.
-    if (bytes.compare(0, bytes.size(), kHeader, bytes.size()) != 0)
+    if (bytes.compare(0, bytes.size(), kHeader, bytes.size()) != 0 &&
+        bytes.compare(0, bytes.size(), kHeaderV1, bytes.size()) != 0)
       throw CorruptionError(EBADMSG, fmt::format("{} is not an mlbs journal", path));
     r.torn_bytes = bytes.size();
     return r;
   }
-  if (bytes.compare(0, Journal::kHeaderBytes, kHeader) != 0)
-    throw CorruptionError(EBADMSG, fmt::format("{} is not an mlbs journal", path));
+  if (!known_header(bytes)) throw CorruptionError(EBADMSG, fmt::format("{} is not an mlbs journal", path));
   std::size_t off = Journal::kHeaderBytes;
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   JournalEntry e;
+  bool frame = false;
+  Joiner join;
   // The first entry that fails its checksum ends the valid prefix: entries
   // are appended in order, so after a torn one nothing was acknowledged...
-  while (off + Journal::kEntryBytes <= bytes.size() && decode(p + off, e)) {
-    r.entries.push_back(e);
+  while (off + Journal::kEntryBytes <= bytes.size() && decode(p + off, e, frame)) {
+    if (join.feed(e, frame)) r.entries.push_back(e);
     off += Journal::kEntryBytes;
   }
   r.valid_bytes = off;
@@ -129,26 +180,28 @@ JournalReplay replay_journal(const std::string& path) {
   // ...unless valid entries follow it: then it was damaged after it was
   // written, and those entries (acknowledged, perhaps) must not be ignored.
   std::uint64_t bad = 0;
+  join.reset();
   for (std::size_t at = off; at + Journal::kEntryBytes <= bytes.size(); at += Journal::kEntryBytes) {
-    if (!decode(p + at, e)) {
+    if (!decode(p + at, e, frame)) {
       ++bad;
+      join.reset();
       continue;
     }
     if (!r.damaged_at) r.damaged_at = off;
     r.damaged_entries = bad;
-    r.after_damage.push_back(e);
+    if (join.feed(e, frame)) r.after_damage.push_back(e);
   }
   return r;
 }
 
-void write_journal(const std::string& path, const std::vector<JournalEntry>& entries) {
+std::uint64_t write_journal(const std::string& path, const std::vector<JournalEntry>& entries) {
   const std::string tmp = path + ".new";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(errno, fmt::format("cannot create {}", tmp));
   std::string bytes(kHeader, Journal::kHeaderBytes);
   for (const JournalEntry& e : entries) {
-    const EntryBytes b = encode(e);
-    bytes.append(reinterpret_cast<const char*>(b.data()), b.size());
+    const Encoded b = encode(e);
+    bytes.append(reinterpret_cast<const char*>(b.bytes.data()), b.size);
   }
   int err = 0;
   for (std::size_t done = 0; done < bytes.size() && !err;) {
@@ -165,6 +218,7 @@ void write_journal(const std::string& path, const std::vector<JournalEntry>& ent
     if (err == ENOSPC || err == EDQUOT) throw DeviceFullError(err, fmt::format("cannot write journal {}", path));
     throw IoError(err, fmt::format("cannot write journal {}", path));
   }
+  return bytes.size();
 }
 
 Journal::Journal(std::string path, std::uint64_t valid_bytes) : path_(std::move(path)) {
@@ -189,6 +243,16 @@ Journal::Journal(std::string path, std::uint64_t valid_bytes) : path_(std::move(
       ::close(fd_);
       throw IoError(err, fmt::format("cannot cut the torn tail of journal {}", path_));
     }
+    // A v1 journal may get frame slots from now on: say so, or an older
+    // mlbs would read them as damage. Both headers are one length.
+    char header[kHeaderBytes];
+    if (::pread(fd_, header, kHeaderBytes, 0) == static_cast<ssize_t>(kHeaderBytes) &&
+        std::memcmp(header, kHeaderV1, kHeaderBytes) == 0 &&
+        (::pwrite(fd_, kHeader, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes) || ::fdatasync(fd_) != 0)) {
+      int err = errno;
+      ::close(fd_);
+      throw IoError(err, fmt::format("cannot upgrade the header of journal {}", path_));
+    }
     end_ = valid_bytes;
   }
 }
@@ -198,10 +262,10 @@ Journal::~Journal() {
 }
 
 void Journal::append(const JournalEntry& e) {
-  EntryBytes b = encode(e);
+  const Encoded b = encode(e);
   std::lock_guard lock(mu_);
-  ssize_t n = ::pwrite(fd_, b.data(), b.size(), static_cast<off_t>(end_));
-  if (n != static_cast<ssize_t>(b.size())) {
+  ssize_t n = ::pwrite(fd_, b.bytes.data(), b.size, static_cast<off_t>(end_));
+  if (n != static_cast<ssize_t>(b.size)) {
     int err = n < 0 ? errno : EIO;
     // Cut a partial entry so later appends stay aligned to entries.
     if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {}
@@ -209,7 +273,7 @@ void Journal::append(const JournalEntry& e) {
       throw DeviceFullError(err, fmt::format("cannot append to journal {}", path_));
     throw IoError(err, fmt::format("cannot append to journal {}", path_));
   }
-  end_ += b.size();
+  end_ += b.size;
 }
 
 void Journal::sync() {

@@ -1,6 +1,12 @@
 // mlbs — the catalog journal of a persistent store: append-only, fixed-size,
 // self-checksummed entries, so a torn tail is detected and ignored, and an
 // entry damaged in the middle (valid entries after it) is told from one.
+//
+// Format v2 (v1 is read, and upgraded in place when a runtime appends): a
+// record stored as a codec frame (docs/codecs.md) is a `frame` slot (its
+// stored size and the frame's checksum) written in the same append as the
+// `put` slot right after it. The put is the commit: a frame slot not
+// followed by its put (a torn append) names nothing.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +24,14 @@ struct JournalEntry {
   std::uint64_t generation = 0;  ///< names the record's file on the persistent tier
   std::uint64_t size = 0;
   std::uint64_t checksum = 0;    ///< xxHash3-64 of the record's bytes
+  /// A put of a record stored as a codec frame: the frame's bytes and their
+  /// xxHash3-64 (0: stored raw).
+  std::uint64_t stored = 0;
+  std::uint64_t frame_checksum = 0;
+
+  /// What the record's file holds: its frame, or its bytes.
+  std::uint64_t file_bytes() const noexcept { return stored ? stored : size; }
+  std::uint64_t file_checksum() const noexcept { return stored ? frame_checksum : checksum; }
 };
 
 struct JournalReplay {
@@ -49,18 +63,19 @@ JournalReplay replay_journal(const std::string& path);
 std::map<std::uint64_t, JournalEntry> live_records(const std::vector<JournalEntry>& entries);
 
 /// Writes a new journal holding `entries` at `path` (replacing it
-/// atomically: written beside it, synced, renamed, folder synced).
-void write_journal(const std::string& path, const std::vector<JournalEntry>& entries);
+/// atomically: written beside it, synced, renamed, folder synced); returns
+/// its length.
+std::uint64_t write_journal(const std::string& path, const std::vector<JournalEntry>& entries);
 
 /// Appends entries. An entry is written only after the data it describes is
 /// durable; sync() makes the appended entries durable themselves.
 class Journal {
  public:
   static constexpr std::size_t kHeaderBytes = 16;
-  static constexpr std::size_t kEntryBytes = 48;
+  static constexpr std::size_t kEntryBytes = 48;  ///< one slot (a framed put takes two)
 
   /// Opens `path` for appending after `valid_bytes` (a torn tail is cut off);
-  /// creates it with a header when absent.
+  /// creates it with a header when absent, upgrades a v1 header.
   Journal(std::string path, std::uint64_t valid_bytes);
   ~Journal();
   Journal(const Journal&) = delete;

@@ -65,9 +65,11 @@ void refuse_damaged_journal(const tiers::Backend& tier, const std::string& space
 bool verify(tiers::Backend& tier, const std::string& space, const std::string& store, const JournalEntry& e,
             bool checksums, detail::Block& buffer) {
   try {
-    auto reader = tier.open({space, e.id, e.generation, store}, e.size);
-    const std::uint64_t digest = tiers::transfer({nullptr, reader.get()}, {}, e.size, &buffer, checksums);
-    if (!checksums || digest == e.checksum) return true;
+    // A codec's frame is checked as stored; it is decoded (and its record's
+    // checksum checked) when read.
+    auto reader = tier.open({space, e.id, e.generation, store}, e.file_bytes());
+    const std::uint64_t digest = tiers::transfer({nullptr, reader.get()}, {}, e.file_bytes(), &buffer, checksums);
+    if (!checksums || digest == e.file_checksum()) return true;
     std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: checksum mismatch\n", store.c_str(),
                  static_cast<unsigned long long>(e.id));
   } catch (const std::exception& ex) {
@@ -124,10 +126,10 @@ std::uint64_t compact(const std::string& path, const JournalReplay& replay, cons
     entries.push_back({JournalEntry::Op::erase, 0, newest, 0, 0});
   }
   for (const auto& [id, e] : replay.live) entries.push_back(e);
-  write_journal(path, entries);
+  const std::uint64_t length = write_journal(path, entries);
   std::fprintf(stderr, "mlbs: recovery of store '%s' compacted its journal: %zu entries, %zu live records\n",
                store.c_str(), replay.entries.size(), replay.live.size());
-  return Journal::kHeaderBytes + entries.size() * Journal::kEntryBytes;
+  return length;
 }
 
 }  // namespace

@@ -46,15 +46,18 @@ SalvagePlan plan_salvage(const std::vector<JournalEntry>& surviving, const std::
     } else if (!c.readable) {
       item.verdict = V::damaged;
       item.why = "its bytes cannot be read";
+    } else if (put == puts.end() && c.framed) {
+      item.verdict = V::not_adopted;
+      item.why = "a codec frame without its journal entry: its record's size and checksum are unknown";
     } else if (put == puts.end()) {
       item.verdict = adopt_unverified ? V::unverified : V::not_adopted;
-    } else if (put->second.size != c.bytes) {
+    } else if (put->second.file_bytes() != c.bytes) {
       item.verdict = V::damaged;
-      item.why = fmt::format("it holds {} bytes, its journal entry says {}", c.bytes, put->second.size);
-    } else if (put->second.checksum != c.checksum) {
+      item.why = fmt::format("it holds {} bytes, its journal entry says {}", c.bytes, put->second.file_bytes());
+    } else if (put->second.file_checksum() != c.checksum) {
       item.verdict = V::damaged;
       item.why = fmt::format("its checksum is {:016x}, its journal entry says {:016x}", c.checksum,
-                             put->second.checksum);
+                             put->second.file_checksum());
     }
     plan.items.push_back(std::move(item));
   }
@@ -81,10 +84,16 @@ SalvagePlan plan_salvage(const std::vector<JournalEntry>& surviving, const std::
     plan.journal.push_back({JournalEntry::Op::put, c.id, c.generation, c.bytes, c.checksum});
     plan.journal.push_back({JournalEntry::Op::erase, c.id, c.generation, 0, 0});
   }
-  for (const auto& item : plan.items)
-    if (kept(item.verdict))
+  for (const auto& item : plan.items) {
+    if (!kept(item.verdict)) continue;
+    // A verified copy keeps its entry (with its frame, if a codec stored it).
+    const auto put = puts.find({item.copy.id, item.copy.generation});
+    if (item.verdict == V::verified && put != puts.end())
+      plan.journal.push_back(put->second);
+    else
       plan.journal.push_back({JournalEntry::Op::put, item.copy.id, item.copy.generation, item.copy.bytes,
                               item.copy.checksum});
+  }
   return plan;
 }
 

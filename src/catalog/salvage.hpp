@@ -16,9 +16,12 @@ namespace mlbs::catalog {
 struct StoredCopy {
   std::uint64_t id = 0;
   std::uint64_t generation = 0;
-  std::uint64_t bytes = 0;     ///< what the copy holds
+  std::uint64_t bytes = 0;     ///< what the copy holds (a codec's frame: the frame's bytes)
   std::uint64_t checksum = 0;  ///< xxHash3-64 of those bytes
   bool readable = true;        ///< false: the bytes could not be read (checksum meaningless)
+  /// The bytes are a codec frame (docs/codecs.md): without its entry the
+  /// record's own size and checksum are not known, so it is not adopted.
+  bool framed = false;
 };
 
 struct SalvagePlan {
@@ -28,7 +31,7 @@ struct SalvagePlan {
     damaged,      ///< its bytes contradict its entry, or cannot be read: dropped
     erased,       ///< a surviving erase entry names it: dropped
     superseded,   ///< a newer generation of its id is kept: dropped
-    not_adopted,  ///< unverified, and the salvage keeps verified copies only: dropped
+    not_adopted,  ///< unverified, and the salvage keeps verified copies only (or it is a frame): dropped
   };
   struct Item {
     StoredCopy copy;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "codec/bypass.hpp"
 #include "copy/team.hpp"
 
 namespace mlbs::codec {
@@ -110,9 +111,11 @@ struct EncodeRun {
   std::size_t slot, chunk;
   std::vector<std::size_t> stored;   // 0: keep the chunk raw
   Failure failure;
+  std::vector<std::size_t> order;    // the chunks this run's tasks encode (empty: task i is chunk i)
 
-  static void task(void* self, std::size_t i) noexcept {
+  static void task(void* self, std::size_t t) noexcept {
     auto& r = *static_cast<EncodeRun*>(self);
+    const std::size_t i = r.order.empty() ? t : r.order[t];
     const std::size_t off = i * r.chunk;
     const std::size_t len = std::min(r.chunk, r.raw.size() - off);
     try {
@@ -162,7 +165,7 @@ std::size_t frame_bound(const Codec& codec, std::uint64_t raw_bytes, std::size_t
 }
 
 std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std::span<std::byte> out,
-                         unsigned threads, std::size_t chunk_bytes) {
+                         unsigned threads, std::size_t chunk_bytes, bool probe) {
   if (chunk_bytes == 0 || chunk_bytes > kMaxChunkBytes)
     throw std::invalid_argument(fmt::format("mlbs::codec::encode_frame: chunk size {}", chunk_bytes));
   const std::string spec = to_string(codec.spec());
@@ -170,9 +173,32 @@ std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std
   const std::size_t head = kFixedBytes + spec.size() + 4 * n;
   const std::size_t chunk = std::min(chunk_bytes, std::max<std::size_t>(raw.size(), 1));
   // Each chunk is encoded into a slot of its own, then the frame is packed.
-  EncodeRun run{codec, raw, out.data() + head, slot_bytes(codec, chunk), chunk_bytes, std::vector<std::size_t>(n), {}};
+  EncodeRun run{codec, raw, out.data() + head, slot_bytes(codec, chunk), chunk_bytes, std::vector<std::size_t>(n), {}, {}};
   if (out.size() < head + n * run.slot) throw std::length_error("mlbs::codec::encode_frame: output below frame_bound()");
-  copy::Team::instance().run_tasks(n, EncodeRun::task, &run, threads);
+  if (probe && n > kProbeChunks) {
+    // Chunks spread over the record first (its ends and between): when none
+    // of them pays, the rest is not encoded, nor the frame's memory touched.
+    for (std::size_t k = 0; k < kProbeChunks; ++k) run.order.push_back(k * (n - 1) / (kProbeChunks - 1));
+    copy::Team::instance().run_tasks(run.order.size(), EncodeRun::task, &run, threads);
+    if (run.failure.error) std::rethrow_exception(run.failure.error);
+    bool any = false;
+    for (std::size_t i : run.order) {
+      const std::size_t len = std::min(chunk_bytes, raw.size() - i * chunk_bytes);
+      any = any || (run.stored[i] && pays(len, run.stored[i]));
+    }
+    if (!any) return 0;
+    std::vector<std::size_t> rest;
+    for (std::size_t i = 0, k = 0; i < n; ++i) {
+      if (k < run.order.size() && run.order[k] == i)
+        ++k;
+      else
+        rest.push_back(i);
+    }
+    run.order = std::move(rest);
+    copy::Team::instance().run_tasks(run.order.size(), EncodeRun::task, &run, threads);
+  } else {
+    copy::Team::instance().run_tasks(n, EncodeRun::task, &run, threads);
+  }
   if (run.failure.error) std::rethrow_exception(run.failure.error);
 
   std::byte* f = out.data();
@@ -235,6 +261,10 @@ void decode_frame(std::span<const std::byte> frame, std::span<std::byte> raw, un
                         fmt::format("compressed record is damaged: chunk {} of {} does not decode ({})",
                                     run.failure.chunk, h.info.chunks, to_string(h.info.spec)),
                         ctx);
+}
+
+bool starts_a_frame(std::span<const std::byte> head) noexcept {
+  return head.size() >= sizeof kMagic && std::memcmp(head.data(), kMagic, sizeof kMagic) == 0;
 }
 
 std::size_t chunk_bytes_for(Element element, Plane plane) {

@@ -31,11 +31,17 @@ std::size_t chunk_bytes_for(Element element, Plane plane);
 /// The most bytes encode_frame() writes for `raw_bytes`.
 std::size_t frame_bound(const Codec& codec, std::uint64_t raw_bytes, std::size_t chunk_bytes = kChunkBytes);
 
+/// Chunks a probing encode_frame() tries first (records of more chunks).
+inline constexpr std::size_t kProbeChunks = 4;
+
 /// Encodes `raw` into `out` (frame_bound() bytes at least) by up to `threads`
 /// threads (copy::Team); returns the frame's size. A chunk the codec does not
-/// shrink is stored raw. Throws only what the codec's allocations throw.
+/// shrink is stored raw. With `probe`, kProbeChunks chunks spread over the
+/// record are encoded first and 0 is returned when none of them pays
+/// (bypass.hpp): incompressible data then costs a quarter of an attempt or
+/// less. Throws only what the codec's allocations throw.
 std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std::span<std::byte> out,
-                         unsigned threads, std::size_t chunk_bytes = kChunkBytes);
+                         unsigned threads, std::size_t chunk_bytes = kChunkBytes, bool probe = false);
 
 /// Decodes `frame` into exactly `raw` (the record's size), by up to `threads`
 /// threads. Whatever the frame holds, nothing outside `raw` is written, and
@@ -44,6 +50,10 @@ std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std
 /// carrying `ctx` and saying what was wrong.
 void decode_frame(std::span<const std::byte> frame, std::span<std::byte> raw, unsigned threads,
                   const ErrorContext& ctx);
+
+/// Whether bytes that begin a stored copy are a frame's (its magic): what
+/// a salvage asks of a copy no journal entry describes.
+bool starts_a_frame(std::span<const std::byte> head) noexcept;
 
 /// What a frame says about itself (mlbs-inspect); CorruptionError if its
 /// header is damaged.

@@ -13,6 +13,12 @@ constexpr std::size_t round_up(std::size_t n, std::size_t unit) { return (n + un
 }  // namespace
 
 Block Block::allocate(std::size_t bytes) {
+  Block b = allocate_untouched(bytes);
+  if (b.ptr_) std::memset(b.ptr_, 0, b.capacity_);  // touch every page now, not inside a later timed copy
+  return b;
+}
+
+Block Block::allocate_untouched(std::size_t bytes) {
   const std::size_t cap = round_up_block(bytes);
   if (cap == 0) return {};
   // Large blocks on transparent huge pages: fewer TLB misses for copies, and
@@ -22,7 +28,6 @@ Block Block::allocate(std::size_t bytes) {
   void* p = std::aligned_alloc(huge ? kHugePage : kBlockAlign, huge ? round_up(cap, kHugePage) : cap);
   if (!p) throw std::bad_alloc();
   if (huge) ::madvise(p, round_up(cap, kHugePage), MADV_HUGEPAGE);  // advisory: 4 KiB pages otherwise
-  std::memset(p, 0, cap);  // touch every page now, not inside a later timed copy
   return Block(static_cast<std::byte*>(p), cap, nullptr);
 }
 

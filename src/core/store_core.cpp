@@ -1,5 +1,7 @@
 #include "mlbs/detail/store_core.hpp"
 
+#include <fmt/format.h>
+
 #include "engine/engine.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/runtime.hpp"
@@ -18,12 +20,31 @@ codec::Element codec_element(ElementKind k) {
     default: return codec::Element::any;
   }
 }
+
+/// The elements the options say, where the type leaves it open.
+ElementKind resolve(ElementKind from_type, StoreOptions::Elements given, const std::string& store) {
+  if (given == StoreOptions::Elements::from_type) return from_type;
+  const ElementKind said = given == StoreOptions::Elements::float32 ? ElementKind::float32 : ElementKind::float64;
+  if (from_type != ElementKind::bytes && from_type != said)
+    throw InvalidArgumentError(EINVAL,
+                               fmt::format("StoreOptions::elements says {} but the store's elements are {}",
+                                           said == ElementKind::float32 ? "float32" : "float64",
+                                           from_type == ElementKind::float32   ? "float"
+                                           : from_type == ElementKind::float64 ? "double"
+                                                                               : "of another type"),
+                               {store, {}, {}});
+  return said;
+}
 }  // namespace
 
 StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, std::uint32_t plane_nx,
                      std::uint32_t plane_ny)
+    : StoreCore(rt, std::move(name), element, StoreOptions{{}, plane_nx, plane_ny}) {}
+
+StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, const StoreOptions& options)
     : engine_(rt.engine_),
-      handle_(engine_->open_store(name, codec_element(element), {plane_nx, plane_ny})),
+      handle_(engine_->open_store(name, codec_element(resolve(element, options.elements, name)),
+                                  {options.plane_nx, options.plane_ny}, options.codec)),
       name_(std::move(name)) {}
 
 StoreCore::~StoreCore() {

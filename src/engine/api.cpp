@@ -116,6 +116,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
     counters_.write_block_ns += ns_between(wait_start, wait_end);
     ++counters_.write_stalls;
   }
+  need_ = codec::called(need_, waited);
   lock.unlock();
   const bool tracing = trace::enabled();
   if (tracing && waited)
@@ -157,6 +158,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   if (exact != detail::kAnySize && r->size != exact)
     throw SizeMismatchError(EMSGSIZE, fmt::format("record of {} bytes, expected {}", r->size, exact),
                             ctx(store, id));
+  need_ = codec::called(need_, !(r->copies & bit(0)));
   if (!(r->copies & bit(0))) {
     r->demand = true;
     publish(*r);

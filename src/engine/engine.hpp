@@ -26,6 +26,7 @@
 #include "catalog/journal.hpp"
 #include "catalog/records.hpp"
 #include "codec/codec.hpp"
+#include "codec/need.hpp"
 #include "core/group.hpp"
 #include "engine/policies/view.hpp"
 #include "mlbs/config.hpp"
@@ -58,9 +59,11 @@ class Engine {
   void shutdown() noexcept;
 
   /// `element` and `plane` tell the codec what the records hold (ZFP takes
-  /// float and double stores only: InvalidArgumentError otherwise).
+  /// float and double stores only: InvalidArgumentError otherwise);
+  /// `codec_spec`, when not empty, is the store's codec instead of the
+  /// runtime's (a bad one: ConfigError naming the store).
   std::uint32_t open_store(const std::string& name, codec::Element element = codec::Element::any,
-                           codec::Plane plane = {});
+                           codec::Plane plane = {}, const std::string& codec_spec = {});
   void close_store(std::uint32_t store) noexcept;
   void write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes);
   /// `exact`: the record must hold exactly that many bytes (checked before it
@@ -100,6 +103,7 @@ class Engine {
     /// none, or `bypassed` when the store's bypass skips this record).
     std::shared_ptr<const codec::Codec> codec;
     bool bypassed = false;
+    bool unneeded = false;             ///< not encoded: the tiers keep up (Config::codec_when)
     // execute()'s results, applied by complete():
     std::uint64_t attempt = 0;         ///< bytes the codec made of the record (0: not tried)
     std::uint64_t stored = 0;          ///< the frame written (0: raw)
@@ -147,6 +151,7 @@ class Engine {
   std::vector<detail::Block> staging_;
   std::vector<detail::Block> frames_;  ///< per helper: codec frames, allocated on first use
   codec::Spec codec_;                  ///< Config::codec, parsed
+  codec::Need need_;                   ///< whether the application waits for the tiers lately (codec/need.hpp)
   /// Reads a record from its fastest file copy straight into `buf`, for a
   /// read that no DRAM room can be made for.
   void read_direct(Lock& lock, Record& r, detail::Block& buf);

@@ -124,9 +124,11 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
     }
     const std::size_t chunk = codec::chunk_bytes_for(op.codec->element(), op.codec->plane());
     const std::size_t bound = codec::frame_bound(*op.codec, size, chunk);
-    if (frame.capacity() < bound) frame = detail::Block::allocate(bound);
+    if (frame.capacity() < bound) frame = detail::Block::allocate_untouched(bound);
     const auto start = Clock::now();
-    op.attempt = codec::encode_frame(*op.codec, {from, size}, {frame.data(), bound}, cfg_.helper_threads, chunk);
+    // Probing: a record whose sample chunks do not compress is not encoded in full.
+    op.attempt = codec::encode_frame(*op.codec, {from, size}, {frame.data(), bound}, cfg_.helper_threads, chunk, true);
+    if (op.attempt == 0) op.attempt = size;  // the probe found nothing worth it: as a frame no smaller
     op.codec_ns = elapsed_ns(start);
     if (trace::enabled()) trace::span("encode", "codec", trace_ns(start), trace_ns(Clock::now()), size);
     if (codec::pays(size, op.attempt)) {
@@ -158,7 +160,14 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
   if (writer) writer->commit(op.persist);
   if (op.persist) {
     try {
-      op.journal->append({catalog::JournalEntry::Op::put, r.id, r.gen, size, expected});
+      // The record's own checksum; a frame's size and checksum beside it.
+      catalog::JournalEntry put{catalog::JournalEntry::Op::put, r.id, r.gen, size,
+                                op.computed_checksum ? op.checksum : r.checksum};
+      if (framed) {
+        put.stored = bytes;
+        put.frame_checksum = new_frame ? digest : r.frame_checksum;
+      }
+      op.journal->append(put);
     } catch (...) {
       tiers_[op.dst].backend->count_error();  // the copy cannot be made durable
       // No entry names the copy (append cuts a partial one): take it back
@@ -191,6 +200,8 @@ void Engine::note_codec(const Op& op) {
     ++counters_.raw_records;
   } else if (op.bypassed) {
     ++counters_.bypassed_records;
+  } else if (op.unneeded) {
+    ++counters_.unneeded_records;
   }
   counters_.encode_ns += op.codec_ns;
   StoreState& s = catalog_.store(r.store);

@@ -270,7 +270,9 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
     if (!take(dst, r.file_bytes())) return std::nullopt;
     op.reserved = r.file_bytes();
     if (src == 0 && st.codec && !(r.copies & ~bit(0))) {  // its first file copy: the frame is made now
-      if (codec::should_try(st.bypass))
+      if (!codec::wanted(cfg_.codec_when, need_))
+        op.unneeded = true;
+      else if (codec::should_try(st.bypass))
         op.codec = st.codec;
       else
         op.bypassed = true;

@@ -40,10 +40,13 @@ std::atomic<std::uint64_t> g_runtime_serial{0};
 // stores
 // ============================================================================
 
-std::uint32_t Engine::open_store(const std::string& name, codec::Element element, codec::Plane plane) {
+std::uint32_t Engine::open_store(const std::string& name, codec::Element element, codec::Plane plane,
+                                  const std::string& codec_spec) {
   check_store_name(name);
-  // Before anything is made: ZFP on a store that is not float or double is refused here.
-  std::shared_ptr<const codec::Codec> codec = codec::make(codec_, element, name, plane);
+  // Before anything is made: a bad spec, or ZFP on a store that is not float
+  // or double, is refused here. The store's own codec, else the runtime's.
+  const codec::Spec spec = codec_spec.empty() ? codec_ : codec::parse(codec_spec, "codec", "store '" + name + "'");
+  std::shared_ptr<const codec::Codec> codec = codec::make(spec, element, name, plane);
   Lock lock(mu_);
   raise_pending();
   for (const StoreState& s : catalog_.stores())
@@ -123,11 +126,13 @@ void Engine::recover(std::uint32_t index) {
     r->gen = e.generation;
     r->checksum = e.checksum;
     r->has_checksum = true;
+    r->stored = e.stored;  // a codec's frame: decoded when read, whatever this runtime's codec
+    r->frame_checksum = e.frame_checksum;
     r->copies = bit(last());
     r->journaled = true;
     r->last_use = catalog_.tick();
     note(*r, last(), last());
-    tiers_[last()].backend->adopt(e.size);
+    tiers_[last()].backend->adopt(e.file_bytes());
     catalog_.insert(std::move(r));
   }
   s.journal = std::make_shared<catalog::Journal>(found.journal_path, found.journal_valid_bytes);

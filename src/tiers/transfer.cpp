@@ -51,7 +51,7 @@ std::uint64_t read_record(ObjectReader& reader, const StoredRecord& rec, std::by
     if (verify && digest != rec.checksum) throw mismatch("record", digest, rec.checksum);
     return 0;
   }
-  if (frame.capacity() < rec.stored) frame = detail::Block::allocate(rec.stored);
+  if (frame.capacity() < rec.stored) frame = detail::Block::allocate_untouched(rec.stored);
   const std::uint64_t digest = transfer({nullptr, &reader}, {frame.data(), nullptr}, rec.stored, nullptr, verify);
   if (verify && digest != rec.frame_checksum) throw mismatch("compressed record", digest, rec.frame_checksum);
   const std::span<const std::byte> bytes(frame.data(), rec.stored);

@@ -395,6 +395,53 @@ static void test_error_paths(const char* run) {
   CHECK(mlbs_runtime_destroy(rt) == 0);
 }
 
+/* A store with its own settings: its codec ("none" on a runtime without one
+ * round-trips; a codec this build may lack is skipped), bad specs and
+ * element kinds refused naming the store. */
+static void test_store_options(const char* run) {
+  char fast[4096], tiers[5000];
+  join(fast, sizeof fast, run, "fast");
+  snprintf(tiers, sizeof tiers, "mem:64KiB,dir:%s", fast);
+  mlbs_runtime_t* rt = NULL;
+  mlbs_store_t* s = NULL;
+  /* a runtime for the per-store settings starts */
+  CHECK(mlbs_runtime_create(tiers, "lifo", MLBS_SCRATCH, &rt) == 0 && rt != NULL);
+  if (!rt) return;
+  /* NULL options are the runtime's settings */
+  CHECK(mlbs_store_create_with(rt, "plain", kRecordBytes, NULL, &s) == 0 && s != NULL);
+  CHECK(mlbs_store_destroy(s) == 0);
+  /* a store with codec lz4 (or, in a build without it, -EINVAL naming the codec) */
+  mlbs_store_options_t o;
+  memset(&o, 0, sizeof o);
+  o.codec = "lz4";
+  s = NULL;
+  int rc = mlbs_store_create_with(rt, "packed", kRecordBytes, &o, &s);
+  CHECK(rc == 0 || (rc == -EINVAL && strstr(mlbs_last_error(), "lz4") != NULL));
+  if (rc == 0) {
+    /* its records cross DRAM (64 KiB) and come back exact */
+    for (uint64_t id = 0; id < 8; ++id) {
+      fill(s, id);
+      CHECK(mlbs_store_write(s, id) == 0);
+    }
+    int exact = 1;
+    for (uint64_t id = 8; id-- > 0;) {
+      scribble(s);
+      exact = exact && mlbs_store_read(s, id) == 0 && holds(s, id, kRecordBytes);
+    }
+    CHECK(exact);
+    CHECK(mlbs_store_destroy(s) == 0);
+  }
+  /* a bad codec spec fails with -EINVAL naming the store */
+  o.codec = "zstd:99";
+  CHECK_ERRNO(mlbs_store_create_with(rt, "bad-codec", 16, &o, &s), -EINVAL);
+  CHECK(strstr(mlbs_last_error(), "bad-codec") != NULL);
+  /* an element kind out of range fails with -EINVAL */
+  o.codec = NULL;
+  o.elements = (mlbs_elements_t)7;
+  CHECK_ERRNO(mlbs_store_create_with(rt, "bad-elements", 16, &o, &s), -EINVAL);
+  CHECK(mlbs_runtime_destroy(rt) == 0);
+}
+
 /* Persistent records survive the runtime and are recovered by a new one. */
 static void test_persistent(const char* run) {
   char fast[4096], slow[4096], tiers[9000];
@@ -555,6 +602,7 @@ int main(int argc, char** argv) {
 
   test_scratch_round_trip(run);
   test_error_paths(run);
+  test_store_options(dirs[5]);
   test_persistent(run);
   test_from_env(run);
 

@@ -95,6 +95,32 @@ program test_fortran
   call mlbs_open(rt, stat, tiers="mem:64KiB,bogus:/x", errmsg=msg)
   call check(stat /= 0 .and. len_trim(msg) > 0, "a wrong tier spec fails with a message: " // trim(msg))
 
+  ! --- a store with its own codec (lz4 here; a build without it says so) -------
+  call mlbs_open(rt, stat, tiers=spec, schedule="lifo", errmsg=msg)
+  msg = ""
+  call mlbs_store_open(u, rt, "packed", bytes, stat, msg, codec="lz4", elements=MLBS_REAL4)
+  call check(stat == 0 .or. index(msg, "lz4") > 0, "mlbs_store_open with a codec: " // trim(msg))
+  if (stat == 0) then
+    call mlbs_buffer(u, w, [n, n, n], stat)
+    do id = 0, records - 1
+      call fill(w, 200 + id)
+      call mlbs_write(u, id, stat)
+    end do
+    ok = .true.
+    do id = records - 1, 0, -1
+      call mlbs_read(u, id, stat)
+      call mlbs_buffer(u, w, [n, n, n], stat)
+      ok = ok .and. stat == 0
+      if (ok) ok = holds(w, 200 + id)
+    end do
+    call check(ok, "records of a store with its own codec read back exactly")
+    call mlbs_store_close(u, stat)
+  end if
+  msg = ""
+  call mlbs_store_open(u, rt, "bad-codec", bytes, stat, msg, codec="zstd:99")
+  call check(stat == 22 .and. index(msg, "bad-codec") > 0, "a bad codec names the store: " // trim(msg))
+  call mlbs_close(rt, stat)
+
   ! --- a persistent store outlives its runtime ----------------------------------
   call mlbs_open(rt, stat, tiers=pspec, durability=MLBS_PERSISTENT, errmsg=msg)
   call check(stat == 0, "persistent mlbs_open: " // trim(msg))

@@ -16,7 +16,7 @@ def wave(i, shape=(16, 32, 32)):
 
 @pytest.mark.parametrize("codec", ["lz4", "zstd:1"])
 def test_lossless_codec_round_trips_exactly(tiers, codec):
-    with mlbs.Runtime(mlbs.Config(tiers=tiers, schedule="lifo", codec=codec)) as rt:
+    with mlbs.Runtime(mlbs.Config(tiers=tiers, schedule="lifo", codec=codec, codec_when="always")) as rt:
         s = rt.store("u", (16, 32, 32), np.float32)
         for i in range(24):
             s.write(i, wave(i))
@@ -28,7 +28,7 @@ def test_lossless_codec_round_trips_exactly(tiers, codec):
 
 
 def test_zfp_keeps_its_bound_on_3d_arrays(tiers):
-    with mlbs.Runtime(mlbs.Config(tiers=tiers, schedule="lifo", codec="zfp:accuracy=1e-4")) as rt:
+    with mlbs.Runtime(mlbs.Config(tiers=tiers, schedule="lifo", codec="zfp:accuracy=1e-4", codec_when="always")) as rt:
         s = rt.store("u", (16, 32, 32), np.float32)
         for i in range(24):
             s.write(i, wave(i))
@@ -47,3 +47,22 @@ def test_bad_codec_is_a_config_error():
     with pytest.raises(mlbs.ConfigError, match="zstd's level"):
         mlbs.Config(codec="zstd:0")
     assert mlbs.Config(codec="zstd").codec == "zstd:1"
+    assert mlbs.Config().codec_when == "needed"
+    with pytest.raises(mlbs.ConfigError, match="expected needed or always"):
+        mlbs.Config(codec_when="sometimes")
+
+
+def test_a_store_chooses_its_own_codec(tiers):
+    with mlbs.Runtime(mlbs.Config(tiers=tiers, schedule="lifo", codec_when="always")) as rt:
+        packed = rt.store("packed", (16, 32, 32), np.float32, codec="zfp:precision=24")
+        plain = rt.store("plain", (16, 32, 32), np.float32)
+        for i in range(24):
+            packed.write(i, wave(i))
+            plain.write(i, wave(i))
+        for i in reversed(range(24)):
+            assert np.max(np.abs(packed.read(i) - wave(i))) < 1e-4
+            np.testing.assert_array_equal(plain.read(i), wave(i))
+        st = rt.stats()
+        assert 0 < st["encoded_records"] <= 24, "only the store with a codec encodes"
+        with pytest.raises(mlbs.ConfigError, match="store 'bad'"):
+            rt.store("bad", 8, codec="zstd:0")

@@ -11,6 +11,7 @@
 #include "codec/bypass.hpp"
 #include "codec/codec.hpp"
 #include "codec/frame.hpp"
+#include "codec/need.hpp"
 #include "codec/spec.hpp"
 #include "mlbs/errors.hpp"
 #include "support/codecs.hpp"
@@ -255,6 +256,33 @@ TEST(CodecFrame, ChunksInParallelGiveTheSameFrame) {
   }
 }
 
+// Probing: random bytes stop after the sample chunks (0: not worth it, the frame's other slots untouched);
+// a record whose sample includes one compressible chunk (zeros at one end, noise elsewhere) is encoded in
+// full, and the frame equals the one made without probing.
+TEST(CodecFrame, ProbeStopsOnIncompressibleRecordsOnly) {
+  REQUIRE_CODEC("lz4");
+  const auto c = codec::make(codec::parse("lz4"), Element::any);
+  const std::size_t chunk = 65536, n = 12;
+  const auto noise = random_bytes(n * chunk, 5);
+  std::vector<std::byte> frame(codec::frame_bound(*c, noise.size(), chunk), std::byte{0x33});
+  EXPECT_EQ(codec::encode_frame(*c, noise, frame, 2, chunk, true), 0u);
+  // Slot 1 is no probe chunk (the probes are 0, 3, 7 and 11): its bytes were not written.
+  const auto slot1 = frame.begin() + static_cast<std::ptrdiff_t>(frame.size() * 3 / 24);  // inside slot 1
+  EXPECT_TRUE(std::all_of(slot1, slot1 + 1024, [](std::byte b) { return b == std::byte{0x33}; }));
+
+  std::vector<std::byte> mixed = noise;
+  std::fill(mixed.end() - chunk, mixed.end(), std::byte{0});  // the last chunk compresses
+  std::vector<std::byte> probed(frame.size()), plain(frame.size());
+  const std::size_t np = codec::encode_frame(*c, mixed, probed, 2, chunk, true);
+  const std::size_t n0 = codec::encode_frame(*c, mixed, plain, 2, chunk, false);
+  ASSERT_GT(np, 0u);
+  ASSERT_EQ(np, n0);
+  EXPECT_EQ(std::memcmp(probed.data(), plain.data(), np), 0);
+  std::vector<std::byte> out(mixed.size());
+  codec::decode_frame(std::span(probed).first(np), out, 2, {});
+  EXPECT_EQ(out, mixed);
+}
+
 // An empty record is a frame of no chunks.
 TEST(CodecFrame, EmptyRecord) {
   REQUIRE_CODEC("lz4");
@@ -319,6 +347,47 @@ TEST(CodecBypass, BacksOffAndRecovers) {
   EXPECT_EQ(b.streak, 0u);
   EXPECT_TRUE(codec::pays(1600, 1500));
   EXPECT_FALSE(codec::pays(1600, 1501));
+}
+
+// --- when the codec is used (codec_when) ---
+
+/// Calls made after `n` with the given waits; how many of them found the codec wanted.
+std::size_t wanted_calls(codec::Need& n, const std::vector<bool>& waits) {
+  std::size_t wanted = 0;
+  for (bool w : waits) {
+    n = codec::called(n, w);
+    wanted += codec::wanted(mlbs::CodecWhen::needed, n);
+  }
+  return wanted;
+}
+
+// "needed": never without a wait; for `window` calls after one; always: every call.
+TEST(CodecNeed, WantedOnlyWithinAWindowAfterAWait) {
+  codec::Need n;
+  EXPECT_FALSE(codec::wanted(mlbs::CodecWhen::needed, n));
+  EXPECT_TRUE(codec::wanted(mlbs::CodecWhen::always, n));
+  EXPECT_EQ(wanted_calls(n, std::vector<bool>(100, false)), 0u);
+  std::vector<bool> one_wait(100, false);
+  one_wait[0] = true;
+  EXPECT_EQ(wanted_calls(n, one_wait), codec::kFirstWindow) << "the waiting call and the next window - 1";
+  EXPECT_FALSE(codec::wanted(mlbs::CodecWhen::needed, n));
+}
+
+// A wait inside the window extends it; a wait after it closed doubles it, up to kMaxWindow.
+TEST(CodecNeed, WindowDoublesWhenTheWaitsComeBack) {
+  codec::Need n;
+  n = codec::called(n, true);
+  n = codec::called(n, true);  // still inside: renewed, not doubled
+  EXPECT_EQ(n.window, codec::kFirstWindow);
+  std::uint64_t expected = codec::kFirstWindow;
+  for (int round = 0; round < 10; ++round) {
+    while (codec::wanted(mlbs::CodecWhen::needed, n)) n = codec::called(n, false);
+    n = codec::called(n, true);
+    expected = std::min(expected * 2, codec::kMaxWindow);
+    EXPECT_EQ(n.window, expected) << "round " << round;
+    EXPECT_TRUE(codec::wanted(mlbs::CodecWhen::needed, n));
+  }
+  EXPECT_EQ(n.window, codec::kMaxWindow);
 }
 
 }  // namespace

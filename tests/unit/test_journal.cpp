@@ -44,7 +44,15 @@ void flip_byte(const std::string& path, std::uint64_t offset) {
 
 bool same(const JournalEntry& a, const JournalEntry& b) {
   return a.op == b.op && a.id == b.id && a.generation == b.generation && a.size == b.size &&
-         a.checksum == b.checksum;
+         a.checksum == b.checksum && a.stored == b.stored && a.frame_checksum == b.frame_checksum;
+}
+
+/// A put of a record stored as a codec frame of `stored` bytes.
+JournalEntry framed(std::uint64_t id, std::uint64_t gen, std::uint64_t stored) {
+  JournalEntry e = put(id, gen, 4096);
+  e.stored = stored;
+  e.frame_checksum = 0x2000 + id;
+  return e;
 }
 
 // Appended put/erase entries replay in order with all their fields, and the live set follows them.
@@ -234,6 +242,71 @@ TEST(Journal, ReopenCutsTornTailAndAppends) {
   EXPECT_TRUE(same(r.entries[1], put(4, 4)));
   ASSERT_EQ(r.live.size(), 1u);
   EXPECT_EQ(r.live.count(4), 1u);
+}
+
+// A framed put (two slots) replays with its frame's size and checksum, among raw puts and erases.
+TEST(Journal, FramedPutsRoundTrip) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  const JournalEntry in[] = {framed(1, 1, 300), put(2, 2), erase(1, 1), framed(3, 3, 500)};
+  write_all(path, {in[0], in[1], in[2], in[3]});
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(same(r.entries[i], in[i])) << i;
+  EXPECT_EQ(r.valid_bytes, kHeader + 6 * kEntry);
+  EXPECT_EQ(r.live.at(3).file_bytes(), 500u);
+  EXPECT_EQ(r.live.at(3).file_checksum(), in[3].frame_checksum);
+  EXPECT_EQ(r.live.at(2).file_bytes(), 64u);
+  const std::string copy = dir / "compacted.mlbs";
+  EXPECT_EQ(mlbs::catalog::write_journal(copy, {in[3], in[1]}), kHeader + 3 * kEntry);
+  auto c = replay_journal(copy);
+  ASSERT_EQ(c.entries.size(), 2u);
+  EXPECT_TRUE(same(c.entries[0], in[3]));
+}
+
+// An append torn between a frame slot and its put names nothing; appends after it replay as usual.
+TEST(Journal, FrameSlotWithoutItsPutNamesNothing) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(1, 1), framed(2, 2, 100)});
+  fs::resize_file(path, kHeader + 2 * kEntry + 10);  // the frame slot whole, its put torn
+  auto torn = replay_journal(path);
+  ASSERT_EQ(torn.entries.size(), 1u);
+  EXPECT_EQ(torn.live.count(2), 0u);
+  {
+    Journal j(path, torn.valid_bytes);
+    j.append(put(3, 3));
+    j.sync();
+  }
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_TRUE(same(r.entries[1], put(3, 3))) << "the orphan frame slot must not join another record's put";
+  EXPECT_FALSE(r.damaged());
+}
+
+// A v1 journal (no frame slots) replays, and is upgraded to v2 when a runtime appends to it.
+TEST(Journal, VersionOneIsReadAndUpgradedOnAppend) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  write_all(path, {put(1, 1)});
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("MLBS-JOURNAL-v1\n", 16);
+  }
+  auto old = replay_journal(path);
+  ASSERT_EQ(old.entries.size(), 1u);
+  {
+    Journal j(path, old.valid_bytes);
+    j.append(framed(2, 2, 10));
+    j.sync();
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string header(16, '\0');
+  in.read(header.data(), 16);
+  EXPECT_EQ(header, "MLBS-JOURNAL-v2\n");
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_TRUE(same(r.entries[1], framed(2, 2, 10)));
 }
 
 // Reopening a torn-header journal (valid_bytes 0) rewrites a fresh header.

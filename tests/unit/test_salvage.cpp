@@ -40,6 +40,27 @@ TEST(Salvage, CopyMatchingItsEntryIsVerified) {
   EXPECT_EQ(live.at(1).checksum, 0xabcu);
 }
 
+// A codec's frame is checked against its entry's frame size and checksum and keeps that entry; a frame
+// no entry names is not adopted (its record's size and checksum are unknown), even when unverified copies are.
+TEST(Salvage, FramesNeedTheirEntry) {
+  JournalEntry framed = put(1, 5, 4096, 0xabc);
+  framed.stored = 300;
+  framed.frame_checksum = 0xf00;
+  auto p = plan_salvage({framed}, {copy(1, 5, 300, 0xf00)}, true);
+  EXPECT_EQ(verdict_of(p, 1, 5), V::verified);
+  const auto live = live_records(p.journal);
+  ASSERT_EQ(live.count(1), 1u);
+  EXPECT_EQ(live.at(1).size, 4096u);
+  EXPECT_EQ(live.at(1).stored, 300u);
+  EXPECT_EQ(live.at(1).frame_checksum, 0xf00u);
+  EXPECT_EQ(verdict_of(plan_salvage({framed}, {copy(1, 5, 300, 0xbad)}, true), 1, 5), V::damaged);
+  StoredCopy orphan = copy(2, 7, 300, 0x77);
+  orphan.framed = true;
+  p = plan_salvage({}, {orphan}, true);
+  EXPECT_EQ(verdict_of(p, 2, 7), V::not_adopted);
+  EXPECT_TRUE(live_records(p.journal).empty());
+}
+
 // A copy no entry names is kept as unverified (checksum of its bytes), or not adopted when only verified ones are kept.
 TEST(Salvage, CopyWithoutEntryIsUnverifiedOrNotAdopted) {
   auto p = plan_salvage({}, {copy(2, 7, 10, 0x77)}, true);

@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
 
   std::string workloads_s = "micro", modes_s, grid_s = "16MiB", dram_s = "64MiB", fast_s, slow_s, slow_bw_s,
               fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", layout_s = "file", check_s,
-              slow_kind_s = "directory", retention_s = "none";
+              slow_kind_s = "directory", retention_s = "none", codec_when_s = "needed";
   Options o;
   unsigned io_ratio = 2;
   app.add_option("--workload", workloads_s, "micro|rtm|writeonly|readafterwrite, comma list")->capture_default_str();
@@ -349,6 +349,10 @@ int main(int argc, char** argv) {
                  "mlbs: compress snapshots below DRAM (none, lz4, zstd[:LEVEL], zfp:accuracy=X, zfp:precision=BITS, "
                  "zfp:rate=BITS; docs/codecs.md); with ZFP, rtm reports image_rel_l2_error against an exact mode")
       ->capture_default_str();
+  app.add_option("--codec-when", codec_when_s,
+                 "needed|always: mlbs encodes only while the application waits for the tiers, or every record")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"needed", "always"}));
   app.add_option("--helper-threads", o.helper_threads, "mlbs helper threads")->capture_default_str()
       ->check(CLI::Range(1u, 64u));
   app.add_option("--durability", durability_s, "scratch|persistent")->capture_default_str()
@@ -405,6 +409,7 @@ int main(int argc, char** argv) {
     o.durability = durability_s == "persistent" ? mlbs::Durability::persistent : mlbs::Durability::scratch;
     o.layout = mlbs::parse_layout(layout_s, "--layout");
     o.reader_retention = mlbs::parse_reader_retention(retention_s, "--reader-retention");
+    o.codec_when = mlbs::parse_codec_when(codec_when_s, "--codec-when");
     o.slow_kind = slow_kind_s;
     if (!fast_s.empty()) o.fast = parse_dir_tier(fast_s, "--fast");
     o.slow.path = slow_s.empty() ? (fs::path(o.out_dir) / "slow").string() : slow_s;

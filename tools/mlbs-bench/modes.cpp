@@ -257,11 +257,13 @@ class MlbsMode final : public Mode {
                {"retention_moves", st.retention_moves},
                {"retention_bytes", st.retention_bytes},
                {"codec", cfg.codec},
+               {"codec_when", mlbs::to_string(cfg.codec_when)},
                {"encoded_records", st.encoded_records},
                {"encoded_raw_bytes", st.encoded_raw_bytes},
                {"encoded_bytes", st.encoded_bytes},
                {"raw_records", st.raw_records},
                {"bypassed_records", st.bypassed_records},
+               {"unneeded_records", st.unneeded_records},
                {"encode_s", ns_to_s(st.encode_ns)},
                {"decode_s", ns_to_s(st.decode_ns)}};
     return m;
@@ -751,6 +753,7 @@ mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs
   if (!writebehind) {
     cfg.reader_retention = o.reader_retention;
     cfg.codec = o.codec;
+    cfg.codec_when = o.codec_when;
   }
   return cfg;
 }

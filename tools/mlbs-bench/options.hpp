@@ -50,6 +50,8 @@ struct Options {
   bool hint_records = false;
   /// --codec: the mlbs mode's Config::codec (docs/codecs.md); "none" by default.
   std::string codec = "none";
+  /// --codec-when: the mlbs mode's Config::codec_when.
+  mlbs::CodecWhen codec_when = mlbs::CodecWhen::needed;
   /// The codec is lossy (ZFP): the mlbs mode's snapshots come back close, not
   /// equal; rtm reports image_rel_l2_error against an exact mode's image.
   bool lossy() const { return codec.rfind("zfp", 0) == 0; }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -43,6 +44,7 @@
 #include "catalog/checksum.hpp"
 #include "catalog/journal.hpp"
 #include "catalog/salvage.hpp"
+#include "codec/frame.hpp"
 #include "mlbs/config.hpp"
 #include "tiers/directory/directory_backend.hpp"
 
@@ -210,6 +212,13 @@ std::vector<mlbs::catalog::StoredCopy> read_stored_copies(const fs::path& store_
     std::string why;
     c.bytes = where.bytes;
     c.readable = where.found && hash_file(where.file, where.offset, where.bytes, c.checksum, why);
+    if (c.readable) {
+      std::array<std::byte, 4> head{};
+      std::ifstream in(where.file, std::ios::binary);
+      in.seekg(static_cast<std::streamoff>(where.offset));
+      in.read(reinterpret_cast<char*>(head.data()), head.size());
+      c.framed = in.gcount() == static_cast<std::streamsize>(head.size()) && mlbs::codec::starts_a_frame(head);
+    }
     copies.push_back(c);
   }
   return copies;
@@ -332,12 +341,13 @@ int run(const Options& opt) {
 
   std::vector<Row> rows;
   rows.reserve(replay.live.size());
-  std::uint64_t total_bytes = 0;
+  std::uint64_t total_bytes = 0, total_stored = 0;
   bool failed = false;
   for (const auto& [id, e] : replay.live) {
     Row row;
     row.entry = e;
     total_bytes += e.size;
+    total_stored += e.file_bytes();  // a codec's frame is what the file holds, and what is checked
     const mlbs::tiers::StoredObject where = mlbs::tiers::locate_stored_object(store_dir, id, e.generation);
     row.file = where.file.filename().string();
     if (where.file.extension() != ".rec") row.file += fmt::format("@{}", where.offset);
@@ -345,20 +355,21 @@ int run(const Options& opt) {
       row.state = FileState::missing;
     } else {
       row.file_bytes = where.bytes;
-      row.state = row.file_bytes == e.size ? FileState::ok : FileState::wrong_size;
+      row.state = row.file_bytes == e.file_bytes() ? FileState::ok : FileState::wrong_size;
     }
     if (opt.verify) {
       if (row.state != FileState::ok) {
         row.verdict = Verdict::bad;
         row.problem = row.state == FileState::wrong_size
-                          ? fmt::format("file holds {} bytes, the journal says {}", row.file_bytes, e.size)
+                          ? fmt::format("file holds {} bytes, the journal says {}", row.file_bytes,
+                                        e.file_bytes())
                           : std::string("file ") + to_string(row.state);
-      } else if (!hash_file(where.file, where.offset, e.size, row.actual_checksum, row.problem)) {
+      } else if (!hash_file(where.file, where.offset, e.file_bytes(), row.actual_checksum, row.problem)) {
         row.verdict = Verdict::bad;
-      } else if (row.actual_checksum != e.checksum) {
+      } else if (row.actual_checksum != e.file_checksum()) {
         row.verdict = Verdict::bad;
         row.problem = fmt::format("checksum {:016x}, the journal says {:016x}", row.actual_checksum,
-                                  e.checksum);
+                                  e.file_checksum());
       } else {
         row.verdict = Verdict::ok;
       }
@@ -391,7 +402,7 @@ int run(const Options& opt) {
         {"torn_bytes", replay.torn_bytes}, {"journal_state", damaged ? "damaged" : replay.torn_bytes ? "torn tail" : "ok"},
         {"damaged_at", replay.damaged_at}, {"entries_after_damage", replay.after_damage.size()},
         {"stored_copies", stored}, {"open_in_a_runtime", live}, {"live_records", rows.size()},
-        {"total_bytes", total_bytes},   {"verified", opt.verify}};
+        {"total_bytes", total_bytes},   {"total_stored_bytes", total_stored},   {"verified", opt.verify}};
     if (opt.verify) j["ok"] = !failed;
     j["records"] = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
@@ -401,6 +412,10 @@ int run(const Options& opt) {
                                     {"checksum", fmt::format("{:016x}", r.entry.checksum)},
                                     {"file", r.file},
                                     {"file_state", to_string(r.state)}};
+      if (r.entry.stored) {  // a codec's frame (docs/codecs.md): what the file holds
+        rec["stored_bytes"] = r.entry.stored;
+        rec["frame_checksum"] = fmt::format("{:016x}", r.entry.frame_checksum);
+      }
       if (opt.verify) {
         rec["verify"] = verdict_text(r.verdict);
         if (!r.problem.empty()) rec["problem"] = r.problem;
@@ -421,6 +436,9 @@ int run(const Options& opt) {
   out += fmt::format("open          {}\n", live ? "yes: a runtime has the store open; this is a snapshot" : "no");
   out += fmt::format("live records  {}\n", rows.size());
   out += fmt::format("total bytes   {} ({})\n", total_bytes, mlbs::format_bytes(total_bytes));
+  if (total_stored != total_bytes)
+    out += fmt::format("stored bytes  {} ({}: records stored as codec frames)\n", total_stored,
+                       mlbs::format_bytes(total_stored));
   if (!rows.empty()) {
     // Columns as wide as their widest cell; the last one is not padded.
     std::size_t w_id = 2, w_gen = 10, w_size = 4, w_file = 4, w_disk = 7;

@@ -31,6 +31,9 @@ class MLBS_API Block {
   /// Fresh memory, rounded up to kBlockAlign and touched (so later copies
   /// into it run at copy speed, not first-touch speed).
   static Block allocate(std::size_t bytes);
+  /// The same, left untouched: pages cost their first touch when written
+  /// (codec frames, of which only the stored bytes are ever written).
+  static Block allocate_untouched(std::size_t bytes);
   Block(std::byte* ptr, std::size_t capacity, std::shared_ptr<ExtentHome> home) noexcept
       : ptr_(ptr), capacity_(capacity), home_(std::move(home)) {}
   Block(Block&& o) noexcept { swap(o); }

@@ -11,6 +11,7 @@
 #include "mlbs/export.h"
 #include "mlbs/features.hpp"
 #include "mlbs/stats.hpp"
+#include "mlbs/store_options.hpp"
 
 #if MLBS_HAVE_MPI
 #include <mpi.h>
@@ -24,13 +25,16 @@ namespace detail {
 
 /// What a store's elements are, for its codec (ZFP codes float and double
 /// only) — Store<T> says it from T.
-enum class ElementKind : std::uint8_t { bytes, float32, float64 };
+/// `bytes`: one-byte elements, which may be anything (StoreOptions::elements
+/// can say what); `other`: a type of its own (int, a struct).
+enum class ElementKind : std::uint8_t { bytes, float32, float64, other };
 
 template <class T>
 constexpr ElementKind element_kind() noexcept {
   if constexpr (std::is_same_v<T, float>) return ElementKind::float32;
   else if constexpr (std::is_same_v<T, double>) return ElementKind::float64;
-  else return ElementKind::bytes;
+  else if constexpr (sizeof(T) == 1) return ElementKind::bytes;
+  else return ElementKind::other;
 }
 
 class MLBS_API StoreCore {
@@ -39,6 +43,8 @@ class MLBS_API StoreCore {
   /// nx * ny elements, x fastest; 0 = flat), which ZFP codes in 3-D.
   StoreCore(Runtime& rt, std::string name, ElementKind element = ElementKind::bytes, std::uint32_t plane_nx = 0,
             std::uint32_t plane_ny = 0);
+  /// The same with the store's own settings (its codec, layout, elements).
+  StoreCore(Runtime& rt, std::string name, ElementKind element, const StoreOptions& options);
   ~StoreCore();
   StoreCore(StoreCore&&) noexcept;
   StoreCore& operator=(StoreCore&&) noexcept;

@@ -93,6 +93,7 @@ std::string format_exact_size(std::uint64_t bytes);
 IoBackend parse_io_backend_at(std::string_view text, const Where& where);
 Layout parse_layout_at(std::string_view text, const Where& where);
 ReaderRetention parse_reader_retention_at(std::string_view text, const Where& where);
+CodecWhen parse_codec_when_at(std::string_view text, const Where& where);
 Schedule parse_schedule_at(std::string_view text, const Where& where);
 Durability parse_durability_at(std::string_view text, const Where& where);
 int parse_helper_core_at(std::string_view text, const Where& where);

@@ -85,6 +85,8 @@ class TomlReader {
         cfg.reader_retention = parse_reader_retention_at(string(node, at), at);
       } else if (name == "codec") {
         cfg.codec = codec::to_string(codec::parse(string(node, at), at.field, at.source, at.line));
+      } else if (name == "codec_when") {
+        cfg.codec_when = parse_codec_when_at(string(node, at), at);
       } else if (name == "tiers") {
         spec = &node;
         cfg.tiers = parse_tier_spec_at(string(node, at), at);
@@ -95,7 +97,7 @@ class TomlReader {
       } else {
         Where{name, source_, key.source().begin.line}.fail(
             "unknown key (expected schedule, durability, helper_core, helper_threads, checksums, layout, "
-            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, reader_retention, codec, tiers or "
+            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, reader_retention, codec, codec_when, tiers or "
             "[[tier]])");
       }
     }

@@ -86,11 +86,7 @@ void validate_with(const Config& cfg, const Origins& origins, const std::string&
          fmt::format("'{}' needs live_catalog = true (readers acknowledge their reads through it)",
                      to_string(cfg.reader_retention)));
   const Where codec_at = origins.resolve("codec", source);
-  const codec::Spec codec = codec::parse(cfg.codec, codec_at.field, codec_at.source, codec_at.line);
-  if (!codec.none() && cfg.durability == Durability::persistent)
-    fail("codec", fmt::format("'{}' with durability = persistent is not supported yet: the journal does not record "
-                              "encoded records (docs/codecs.md); use codec = none",
-                              cfg.codec));
+  codec::parse(cfg.codec, codec_at.field, codec_at.source, codec_at.line);
   if (cfg.helper_core < -2)
     fail("helper_core", fmt::format("{} is not a core (expected -1 for auto, -2 for none, or >= 0)", cfg.helper_core));
   if (cfg.io_chunk_bytes < 4096 || cfg.io_chunk_bytes % 4096 != 0 || cfg.io_chunk_bytes > (1ull << 30))

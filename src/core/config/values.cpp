@@ -275,6 +275,25 @@ ReaderRetention parse_reader_retention(std::string_view text, const std::string&
   return parse_reader_retention_at(text, Where{field});
 }
 
+CodecWhen configuration::parse_codec_when_at(std::string_view text, const Where& where) {
+  const std::string_view s = trim(text);
+  if (s == "needed") return CodecWhen::needed;
+  if (s == "always") return CodecWhen::always;
+  where.fail(fmt::format("'{}' is not a codec_when (expected needed or always)", s));
+}
+
+std::string to_string(CodecWhen w) {
+  switch (w) {
+    case CodecWhen::needed: return "needed";
+    case CodecWhen::always: return "always";
+  }
+  return "invalid";
+}
+
+CodecWhen parse_codec_when(std::string_view text, const std::string& field) {
+  return parse_codec_when_at(text, Where{field});
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   static constexpr std::array<std::string_view, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
   std::size_t unit = 0;

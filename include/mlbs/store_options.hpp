@@ -1,0 +1,26 @@
+// mlbs — StoreOptions: what one store sets over its runtime's Config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mlbs {
+
+/// Per-store settings (docs/codecs.md, "Per store").
+struct StoreOptions {
+  /// The store's codec, in Config::codec's syntax ("none", "lz4", "zstd:3",
+  /// "zfp:precision=20" ...); empty: the runtime's Config::codec. A bad spec
+  /// is a ConfigError naming the store.
+  std::string codec;
+  /// The records as planes of plane_nx * plane_ny elements, x fastest (both 0:
+  /// flat): ZFP then codes whole planes in 3-D, for a better ratio.
+  std::uint32_t plane_nx = 0, plane_ny = 0;
+  /// What the elements are where the store's type does not say (C and Fortran
+  /// stores hold bytes); ZFP codes float and double only. Only a store of
+  /// one-byte elements may say so: Store<int> given float32, or Store<float>
+  /// given float64, is an InvalidArgumentError.
+  enum class Elements : std::uint8_t { from_type, float32, float64 };
+  Elements elements = Elements::from_type;
+};
+
+}  // namespace mlbs
