@@ -53,7 +53,7 @@ typedef enum { MLBS_ELEMENTS_BYTES = 0, MLBS_ELEMENTS_FLOAT = 1, MLBS_ELEMENTS_D
  * Zero-initialise it ({0} or memset) and set what differs. */
 typedef struct {
   const char* codec;         /* "none", "lz4", "zstd:3", "zfp:precision=20" ...; NULL or "": the runtime's */
-  mlbs_elements_t elements;  /* MLBS_ELEMENTS_BYTES unless the records are floats or doubles */
+  int elements;              /* an mlbs_elements_t: MLBS_ELEMENTS_BYTES unless the records are floats or doubles */
   uint32_t plane_nx;         /* records as planes of plane_nx * plane_ny elements (ZFP codes 3-D); 0: flat */
   uint32_t plane_ny;
 } mlbs_store_options_t;

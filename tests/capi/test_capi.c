@@ -437,7 +437,7 @@ static void test_store_options(const char* run) {
   CHECK(strstr(mlbs_last_error(), "bad-codec") != NULL);
   /* an element kind out of range fails with -EINVAL */
   o.codec = NULL;
-  o.elements = (mlbs_elements_t)7;
+  o.elements = 7;
   CHECK_ERRNO(mlbs_store_create_with(rt, "bad-elements", 16, &o, &s), -EINVAL);
   CHECK(mlbs_runtime_destroy(rt) == 0);
 }
