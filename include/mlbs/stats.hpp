@@ -14,8 +14,13 @@ struct TierStats {
   std::uint64_t used_bytes = 0;       ///< bytes held now (records + in-flight reservations)
   std::uint64_t peak_used_bytes = 0;
   std::uint64_t records = 0;          ///< copies held now
-  std::uint64_t bytes_in = 0;         ///< written into this tier
+  std::uint64_t bytes_in = 0;         ///< written into this tier (a codec's frames: their stored bytes)
   std::uint64_t bytes_out = 0;        ///< read out of this tier
+  /// The records those bytes were, at their own size: bytes_in / raw_bytes_in
+  /// is what a codec (docs/codecs.md) made of them on this tier. Equal to
+  /// bytes_in / bytes_out without one (DRAM: always).
+  std::uint64_t raw_bytes_in = 0;
+  std::uint64_t raw_bytes_out = 0;
   std::uint64_t ops_in = 0;
   std::uint64_t ops_out = 0;
   std::uint64_t busy_ns = 0;          ///< time spent in this tier's I/O

@@ -314,6 +314,10 @@ TierStats Engine::tier_stats(int t) const {
   s.ops_out = u.ops_out;
   s.busy_ns = u.busy_ns;
   s.errors = u.errors;
+  if (t == 0) {  // DRAM holds records as they are
+    s.raw_bytes_in = s.bytes_in;
+    s.raw_bytes_out = s.bytes_out;
+  }
   return s;
 }
 

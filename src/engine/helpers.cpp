@@ -310,6 +310,8 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     // File tiers count their own traffic; DRAM's slots are addressed directly.
     if (op.dst == 0) mem_->count_transfer(true, r.size);
     if (op.src == 0) mem_->count_transfer(false, r.size);
+    tiers_[op.dst].stats.raw_bytes_in += r.size;
+    tiers_[op.src].stats.raw_bytes_out += r.size;
     // What reader retention costs: early copies for readers, and moves down
     // (placement moves nothing down on its own but for a shrinking quota:
     // with retention on, the unread records' claim on the fast tier is why).

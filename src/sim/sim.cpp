@@ -88,7 +88,13 @@ class Model {
     res_.wall_s = now_;
     Hierarchy h{m_.dram_bytes, {}, m_.persistent};
     for (const FileTier& t : m_.tiers) h.file_tiers.push_back({t.capacity_bytes, t.bandwidth_bytes_per_s});
-    res_.least_io_s = least_io_s(h, res_.bytes_written, res_.bytes_read);
+    // With a codec the bytes capacity forces below DRAM are stored at 1/ratio
+    // of their size (the same bound over what is stored; codec time aside).
+    const auto stored = [&](std::uint64_t raw) {
+      const std::uint64_t above = std::min(raw, m_.dram_bytes);
+      return above + std::uint64_t(double(raw - above) / m_.codec_ratio);
+    };
+    res_.least_io_s = least_io_s(h, stored(res_.bytes_written), stored(res_.bytes_read));
     res_.bound_s = physical_bound_s(res_.compute_s, res_.copy_s, res_.least_io_s);
     return res_;
   }
@@ -110,6 +116,8 @@ class Model {
     if (detail::round_up_block(w_.record_bytes) > m_.dram_bytes)
       throw InvalidArgumentError(EINVAL, "a record's slot is larger than the DRAM budget", {"", std::nullopt, "tier 0 (memory)"});
     if (m_.helpers == 0) throw InvalidArgumentError(EINVAL, "the model needs at least one helper", {});
+    if (!(m_.codec_ratio >= 1.0))
+      throw InvalidArgumentError(EINVAL, "a codec's ratio (raw / stored bytes) must be >= 1", {});
     for (std::uint64_t id : order_)
       if (id >= w_.records)
         throw InvalidArgumentError(EINVAL, "the read order names a record that is never written", {"", id, ""});
@@ -262,10 +270,10 @@ class Model {
     Record* r = find(steps_[step_].id);
     const int src = pol::fastest_copy(*r, last());
     if (src < 0) throw InvalidArgumentError(EINVAL, "the model lost a record", {"sim", r->id, ""});
-    const double t = file(src).latency_s + double(r->size) / file(src).bandwidth_bytes_per_s;
-    res_.tiers[std::size_t(src)].bytes_out += r->size;
-    res_.tiers[std::size_t(src)].busy_s += t;
-    deliver(*r, t);
+    const double io = file(src).latency_s + double(r->file_bytes()) / file(src).bandwidth_bytes_per_s;
+    res_.tiers[std::size_t(src)].bytes_out += r->file_bytes();
+    res_.tiers[std::size_t(src)].busy_s += io;
+    deliver(*r, io + (r->stored ? codec_s(r->size, m_.decode_bytes_per_s) : 0.0));
   }
 
   void release(Record& r) {
@@ -345,8 +353,10 @@ class Model {
     if (t == 0)
       dram_used_ -= slot_bytes(r);
     else
-      used_[std::size_t(t)] -= r.size;
+      used_[std::size_t(t)] -= r.file_bytes();
   }
+
+  static double codec_s(std::uint64_t bytes, double rate) { return rate > 0 ? double(bytes) / rate : 0.0; }
 
   void peak(int t) {
     const std::uint64_t u = t == 0 ? dram_used_ : used_[std::size_t(t)];
@@ -365,20 +375,33 @@ class Model {
         if (d->purpose != pol::Purpose::drop_strays) break;
       }
       Record& r = *ranked_[d->record];
+      int src = d->src;
+      // As Engine::copy_op: a record's file copies are one frame, made once
+      // on its way out of DRAM; another copy comes from a file copy.
+      if (src == 0 && d->dst > 0 && r.stored) src = pol::fastest_copy(r, last(), 0);
+      const bool encode = src == 0 && d->dst > 0 && m_.codec_ratio > 1.0 && !(r.copies & ~bit(0));
+      if (encode) r.stored = std::max<std::uint64_t>(1, std::uint64_t(double(r.size) / m_.codec_ratio));
       if (d->dst == 0) {
         if (dram_free() < slot_bytes(r)) return;  // as Engine::copy_op: plan again after the next event
         dram_used_ += slot_bytes(r);
       } else {
-        if (file_free(d->dst) < r.size) return;
-        used_[std::size_t(d->dst)] += r.size;
+        if (file_free(d->dst) < r.file_bytes()) {
+          if (encode) r.stored = 0;
+          return;
+        }
+        used_[std::size_t(d->dst)] += r.file_bytes();
       }
       peak(d->dst);
       r.busy = true;
-      Transfer x{&r, d->src, d->dst, d->src > 0 && d->dst > 0 && !(m_.persistent && d->src == last()),
-                 d->purpose, now_, 0, double(r.size)};
+      const bool framed_up = d->dst == 0 && r.stored;
+      Transfer x{&r, src, d->dst, src > 0 && d->dst > 0 && !(m_.persistent && src == last()),
+                 d->purpose, now_, 0, double(d->dst > 0 || src > 0 ? r.file_bytes() : r.size)};
       double lat = 0;
       for (int t : {x.src, x.dst})
         if (t > 0) lat = std::max(lat, file(t).latency_s);
+      // The helper encodes before the first byte moves, or decodes after the
+      // last (counted before: the helper is busy either way).
+      lat += encode ? codec_s(r.size, m_.encode_bytes_per_s) : framed_up ? codec_s(r.size, m_.decode_bytes_per_s) : 0.0;
       x.moving_from = now_ + lat;
       transfers_.push_back(x);
       ++res_.helper_copies;
@@ -390,8 +413,8 @@ class Model {
     if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, r.id, pol::to_string(x.why)});
     r.busy = false;
     r.copies |= bit(x.dst);
-    res_.tiers[std::size_t(x.src)].bytes_out += r.size;
-    res_.tiers[std::size_t(x.dst)].bytes_in += r.size;
+    res_.tiers[std::size_t(x.src)].bytes_out += x.src > 0 ? r.file_bytes() : r.size;
+    res_.tiers[std::size_t(x.dst)].bytes_in += x.dst > 0 ? r.file_bytes() : r.size;
     if (x.move) drop(r, x.src);
     if (r.retired) erase(r);
   }

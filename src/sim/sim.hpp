@@ -11,7 +11,10 @@
 // the last time is released. Each helper carries out one decision of the
 // policies at a time; transfers on a tier share its bandwidth equally
 // (reads and writes alike) and each starts after the slower tier's latency.
-// Removals are free. Not modelled: checksums, page cache, device noise.
+// Removals are free. A codec (Machine::codec_ratio) stores each record's
+// file copies at size / ratio from its first copy out of DRAM on, the helper
+// encoding first and decoding after a copy up; its CPU is not taken from the
+// application's. Not modelled: checksums, page cache, device noise.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +40,11 @@ struct Machine {
   double copy_bytes_per_s = 16e9;        ///< the application's copy into and out of a slot
   bool persistent = false;               ///< the last tier gets every record; flushed at the end
   bool timeline = false;  ///< keep every helper copy and application wait in Result::timeline
+  /// A codec (docs/codecs.md): raw / stored bytes of every record (1: none),
+  /// and a helper's encode and decode rates in raw bytes/s (0: free).
+  double codec_ratio = 1.0;
+  double encode_bytes_per_s = 0;
+  double decode_bytes_per_s = 0;
 };
 
 /// The application: `records` writes of `record_bytes` (ids 0..n-1), each
@@ -82,7 +90,7 @@ struct Result {
   std::uint64_t bytes_written = 0, bytes_read = 0;
   std::uint64_t helper_copies = 0;
   std::vector<TierTotals> tiers;  ///< index 0 = DRAM
-  double least_io_s = 0;          ///< the physical bound's I/O part (bound.hpp)
+  double least_io_s = 0;          ///< the physical bound's I/O part (bound.hpp), over stored bytes with a codec
   double bound_s = 0;             ///< the physical bound
   std::vector<Span> timeline;     ///< Machine::timeline
   double blocked_s() const { return write_blocked_s + read_blocked_s + flush_s; }

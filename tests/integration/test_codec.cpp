@@ -219,6 +219,10 @@ TEST(CodecEngine, LosslessRecordsComeBackExactAndTiersHoldTheFrames) {
   EXPECT_GT(s.decode_ns, 0u);
   // What reached the devices is the frames, not the records.
   EXPECT_LT(s.tiers[1].bytes_in + s.tiers[2].bytes_in, s.encoded_raw_bytes / 2);
+  // ...and the tiers say which records those frames were.
+  EXPECT_GE(s.tiers[1].raw_bytes_in + s.tiers[2].raw_bytes_in, s.encoded_raw_bytes);
+  EXPECT_GT(s.tiers[1].raw_bytes_out, s.tiers[1].bytes_out);
+  EXPECT_EQ(s.tiers[0].raw_bytes_in, s.tiers[0].bytes_in) << "DRAM holds records as they are";
   EXPECT_EQ(s.tiers[1].used_bytes, 0u);
   EXPECT_EQ(s.tiers[2].used_bytes, 0u);
 }

@@ -236,6 +236,10 @@ class MlbsMode final : public Mode {
       r.bandwidth_cap_bytes_per_s = i < cfg.tiers.size() ? cfg.tiers[i].bandwidth_bytes_per_s : 0;
       r.bytes_in = t.bytes_in;
       r.bytes_out = t.bytes_out;
+      if (t.raw_bytes_in != t.bytes_in || t.raw_bytes_out != t.bytes_out) {  // a codec's frames
+        r.raw_bytes_in = t.raw_bytes_in;
+        r.raw_bytes_out = t.raw_bytes_out;
+      }
       r.peak_used_bytes = t.peak_used_bytes;
       r.stalls = t.stalls;
       r.busy_s = ns_to_s(t.busy_ns);

@@ -46,6 +46,9 @@ struct TierReport {
   std::uint64_t stalls = 0;
   double busy_s = 0;
   std::string io_backend;    ///< how its bytes move: "io_uring+O_DIRECT", "pread", "page cache", ...
+  /// mlbs with a codec: the records' own bytes behind bytes_in/out (0: not known, or equal).
+  std::uint64_t raw_bytes_in = 0;
+  std::uint64_t raw_bytes_out = 0;
 };
 
 struct ModeStats {

@@ -97,6 +97,22 @@ void apply_model(std::vector<RunResult>& group, bool persistent) {
     if (hw) {
       r.least_io_s = model::least_io_s(*hw, r.bytes_written, r.bytes_read);
       r.physical_bound_s = model::physical_bound_s(kernel_s, r.copy_s, r.least_io_s);
+      // A codec's run: the same bound over what it stored (what capacity
+      // forces below DRAM, at the ratio the file tiers saw in this run).
+      std::uint64_t raw = 0, stored = 0;
+      for (std::size_t t = 1; t < r.tiers.size(); ++t) {
+        raw += r.tiers[t].raw_bytes_in;
+        stored += r.tiers[t].raw_bytes_in ? r.tiers[t].bytes_in : 0;
+      }
+      if (raw && stored && raw > stored) {
+        r.codec_ratio = double(raw) / double(stored);
+        const auto at_ratio = [&](std::uint64_t bytes) {
+          const std::uint64_t above = std::min(bytes, hw->dram_bytes);
+          return above + std::uint64_t(double(bytes - above) / r.codec_ratio);
+        };
+        r.physical_bound_stored_s = model::physical_bound_s(
+            kernel_s, r.copy_s, model::least_io_s(*hw, at_ratio(r.bytes_written), at_ratio(r.bytes_read)));
+      }
     }
   }
 }
@@ -117,6 +133,10 @@ nlohmann::json to_json(const RunResult& r) {
                      {"busy_s", t.busy_s},
                      {"bandwidth_bytes_per_s", model::observed_bandwidth({t.bytes_in, t.bytes_out, t.busy_s})},
                      {"io_s", model::tier_io_s({t.bytes_in, t.bytes_out, t.busy_s})}});
+    if (t.raw_bytes_in || t.raw_bytes_out) {  // a codec stored frames here: the records they were
+      tiers.back()["raw_bytes_in"] = t.raw_bytes_in;
+      tiers.back()["raw_bytes_out"] = t.raw_bytes_out;
+    }
   }
   nlohmann::json j = {{"workload", r.workload},
                       {"mode", r.mode},
@@ -155,6 +175,10 @@ nlohmann::json to_json(const RunResult& r) {
     j["lossy"] = true;
     j["inexact"] = r.inexact;
     if (r.image_rel_l2_error) j["image_rel_l2_error"] = *r.image_rel_l2_error;
+  }
+  if (r.codec_ratio > 0) {
+    j["codec_ratio"] = r.codec_ratio;
+    j["physical_bound_stored_s"] = r.physical_bound_stored_s;
   }
   if (!r.error.empty()) j["error"] = r.error;
   j["ranks"] = r.ranks;
@@ -207,6 +231,8 @@ RunResult from_json(const nlohmann::json& j) {
     tr.bandwidth_cap_bytes_per_s = t.value("bandwidth_cap_bytes_per_s", std::uint64_t(0));
     tr.bytes_in = t.value("bytes_in", std::uint64_t(0));
     tr.bytes_out = t.value("bytes_out", std::uint64_t(0));
+    tr.raw_bytes_in = t.value("raw_bytes_in", std::uint64_t(0));
+    tr.raw_bytes_out = t.value("raw_bytes_out", std::uint64_t(0));
     tr.peak_used_bytes = t.value("peak_used_bytes", std::uint64_t(0));
     tr.stalls = t.value("stalls", std::uint64_t(0));
     tr.busy_s = t.value("busy_s", 0.0);
@@ -219,6 +245,8 @@ RunResult from_json(const nlohmann::json& j) {
   r.lossy = j.value("lossy", false);
   r.inexact = j.value("inexact", 0u);
   if (j.contains("image_rel_l2_error")) r.image_rel_l2_error = j["image_rel_l2_error"].get<double>();
+  r.codec_ratio = j.value("codec_ratio", 0.0);
+  r.physical_bound_stored_s = j.value("physical_bound_stored_s", 0.0);
   r.reference_only = j.value("reference_only", false);
   r.error = j.value("error", std::string());
   r.config = j.value("config", nlohmann::json::object());
@@ -267,6 +295,7 @@ RunResult aggregate_ranks(std::vector<RunResult> per_rank) {
     if (p.tiers.size() > a.tiers.size()) a.tiers = p.tiers;
   for (TierReport& t : a.tiers) {
     t.capacity_bytes = t.bandwidth_cap_bytes_per_s = t.bytes_in = t.bytes_out = t.peak_used_bytes = t.stalls = 0;
+    t.raw_bytes_in = t.raw_bytes_out = 0;
     t.busy_s = 0;
   }
   std::uint64_t result = 0, image = 0;
@@ -286,6 +315,8 @@ RunResult aggregate_ranks(std::vector<RunResult> per_rank) {
       t.bandwidth_cap_bytes_per_s += s.bandwidth_cap_bytes_per_s;
       t.bytes_in += s.bytes_in;
       t.bytes_out += s.bytes_out;
+      t.raw_bytes_in += s.raw_bytes_in;
+      t.raw_bytes_out += s.raw_bytes_out;
       t.peak_used_bytes += s.peak_used_bytes;
       t.stalls += s.stalls;
       t.busy_s = std::max(t.busy_s, s.busy_s);
@@ -783,6 +814,13 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
         c.fail(where, "sync is the reference: its actual_speedup must be 1");
     } else {
       have_sync.try_emplace(key, false);
+    }
+    // A codec's bound over stored bytes: a ratio above 1, a bound no larger than the raw one.
+    if (o.contains("codec_ratio")) {
+      const double ratio = o.value("codec_ratio", 0.0), stored = o.value("physical_bound_stored_s", -1.0);
+      if (!(ratio > 1.0)) c.fail(where, "codec_ratio must be above 1 when reported");
+      if (!(stored > 0 && stored <= o.value("physical_bound_s", 0.0) + 1e-9))
+        c.fail(where, "physical_bound_stored_s must be in (0, physical_bound_s]");
     }
     // A lossy codec's run is compared by its image's error, not its checksums.
     const bool lossy = o.value("lossy", false);

@@ -39,6 +39,10 @@ struct RunResult {
   double io_s_model = 0;
   double least_io_s = 0;            ///< physical bound's I/O part: what capacity forces through the tiers
   double physical_bound_s = 0;      ///< max(least kernel_s of the group + copy_s, least_io_s); 0 without mlbs tiers
+  /// mlbs with a codec that stored frames: raw / stored bytes on the file
+  /// tiers, and the physical bound over the stored bytes at that ratio (0: no codec).
+  double codec_ratio = 0;
+  double physical_bound_stored_s = 0;
   double expected_speedup = 0;
   double actual_speedup = 0;
   std::vector<TierReport> tiers;

@@ -75,6 +75,7 @@ nlohmann::json to_json(const Machine& m, const Result& r) {
                      {"peak_used_bytes", r.tiers[t].peak_used_bytes},
                      {"busy_s", r.tiers[t].busy_s}});
   return {{"dram_bytes", m.dram_bytes},     {"helpers", m.helpers},
+          {"codec_ratio", m.codec_ratio},
           {"wall_s", r.wall_s},             {"write_phase_s", r.write_phase_s},
           {"compute_s", r.compute_s},       {"copy_s", r.copy_s},
           {"write_blocked_s", r.write_blocked_s}, {"read_blocked_s", r.read_blocked_s},
@@ -100,7 +101,8 @@ void print(const Result& r) {
 
 int main(int argc, char** argv) {
   CLI::App app{"mlbs-sim: predicts what mlbs's planner reaches on a given machine and workload"};
-  std::string dram = "1GiB", record = "64MiB", copy_bw = "16GiB", write_s = "0", read_s, schedule = "lifo", json;
+  std::string dram = "1GiB", record = "64MiB", copy_bw = "16GiB", write_s = "0", read_s, schedule = "lifo", json,
+              encode_bw = "0", decode_bw = "0";
   std::vector<std::string> tier_specs;
   std::vector<std::uint64_t> order;
   Machine m;
@@ -121,6 +123,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--order", order, "explicit read order: record ids, repeats allowed")->delimiter(',');
   app.add_flag("--persistent", m.persistent, "every record also durable on the last tier");
+  app.add_option("--codec-ratio", m.codec_ratio,
+                 "a codec stores records below DRAM at 1/RATIO of their size (docs/codecs.md; 1 = none)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e6));
+  app.add_option("--encode-bw", encode_bw, "a helper's encode rate, raw bytes/s (0 = free)")->capture_default_str();
+  app.add_option("--decode-bw", decode_bw, "a helper's decode rate, raw bytes/s (0 = free)")->capture_default_str();
   app.add_flag("--hint", w.hint_records, "lifo: tell the planner how many records will come (schedule lifo:N)");
   app.add_flag("--recommend", recommend, "sweep the DRAM budget and recommend the smallest with blocking <= 2%");
   app.add_option("--json", json, "also write the results as JSON to this file");
@@ -130,6 +138,8 @@ int main(int argc, char** argv) {
   try {
     m.dram_bytes = mlbs::parse_size(dram, "--dram");
     m.copy_bytes_per_s = double(mlbs::parse_size(copy_bw, "--copy-bw"));
+    m.encode_bytes_per_s = double(mlbs::parse_size(encode_bw, "--encode-bw"));
+    m.decode_bytes_per_s = double(mlbs::parse_size(decode_bw, "--decode-bw"));
     for (const std::string& s : tier_specs) m.tiers.push_back(parse_tier(s));
     w.record_bytes = mlbs::parse_size(record, "--record");
     w.compute_per_write_s = parse_seconds(write_s, "--compute-write");
