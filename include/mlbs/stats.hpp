@@ -21,6 +21,9 @@ struct TierStats {
   /// bytes_in / bytes_out without one (DRAM: always).
   std::uint64_t raw_bytes_in = 0;
   std::uint64_t raw_bytes_out = 0;
+  /// Helper time spent on this tier's frames: encoding those first written
+  /// here, decoding those read from here (Stats::encode_ns / decode_ns in all).
+  std::uint64_t codec_ns = 0;
   std::uint64_t ops_in = 0;
   std::uint64_t ops_out = 0;
   std::uint64_t busy_ns = 0;          ///< time spent in this tier's I/O

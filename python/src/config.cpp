@@ -101,6 +101,7 @@ nb::dict tier_dict(const TierStats& t) {
   d["bytes_out"] = t.bytes_out;
   d["raw_bytes_in"] = t.raw_bytes_in;
   d["raw_bytes_out"] = t.raw_bytes_out;
+  d["codec_ns"] = t.codec_ns;
   d["ops_in"] = t.ops_in;
   d["ops_out"] = t.ops_out;
   d["busy_ns"] = t.busy_ns;

@@ -74,7 +74,7 @@ static_assert(sizeof(Slot) == 128);
 
 struct TierSlot {
   A64 used_bytes, peak_used_bytes, capacity_bytes, bytes_in, bytes_out, ops_in, ops_out, errors, records, busy_ns,
-      stalls;
+      stalls, raw_bytes_in, raw_bytes_out, codec_ns;
   char kind[kText];
   char path[kText];
 };
@@ -279,6 +279,9 @@ void Writer::publish_tier(std::size_t t, const TierStats& s, std::uint64_t used_
   d.records.store(s.records, std::memory_order_relaxed);
   d.busy_ns.store(s.busy_ns, std::memory_order_relaxed);
   d.stalls.store(s.stalls, std::memory_order_relaxed);
+  d.raw_bytes_in.store(s.raw_bytes_in, std::memory_order_relaxed);
+  d.raw_bytes_out.store(s.raw_bytes_out, std::memory_order_relaxed);
+  d.codec_ns.store(s.codec_ns, std::memory_order_relaxed);
 }
 
 void Writer::notify() {
@@ -463,6 +466,9 @@ std::vector<TierStats> View::tiers() const {
     s.records = d.records.load(std::memory_order_relaxed);
     s.busy_ns = d.busy_ns.load(std::memory_order_relaxed);
     s.stalls = d.stalls.load(std::memory_order_relaxed);
+    s.raw_bytes_in = d.raw_bytes_in.load(std::memory_order_relaxed);
+    s.raw_bytes_out = d.raw_bytes_out.load(std::memory_order_relaxed);
+    s.codec_ns = d.codec_ns.load(std::memory_order_relaxed);
     out.push_back(std::move(s));
   }
   return out;

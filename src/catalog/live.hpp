@@ -33,8 +33,9 @@
 namespace mlbs::catalog::live {
 
 // 2: 128-byte slots, filed_ns and reader acks; 3: readers attached; 4: a record's codec frame (stored size,
-// its checksum): a reader of version 3 would read a frame as the record, so it must refuse.
-inline constexpr std::uint32_t kLiveVersion = 4;
+// its checksum): a reader of version 3 would read a frame as the record, so it must refuse; 5: tiers' raw
+// bytes and codec time (TierStats::raw_bytes_in/out, codec_ns).
+inline constexpr std::uint32_t kLiveVersion = 5;
 inline constexpr std::size_t kMaxTiers = 8;
 inline constexpr std::uint32_t kDefaultSlots = 1u << 16;
 

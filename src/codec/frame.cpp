@@ -175,30 +175,39 @@ std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std
   // Each chunk is encoded into a slot of its own, then the frame is packed.
   EncodeRun run{codec, raw, out.data() + head, slot_bytes(codec, chunk), chunk_bytes, std::vector<std::size_t>(n), {}, {}};
   if (out.size() < head + n * run.slot) throw std::length_error("mlbs::codec::encode_frame: output below frame_bound()");
-  if (probe && n > kProbeChunks) {
-    // Chunks spread over the record first (its ends and between): when none
-    // of them pays, the rest is not encoded, nor the frame's memory touched.
-    for (std::size_t k = 0; k < kProbeChunks; ++k) run.order.push_back(k * (n - 1) / (kProbeChunks - 1));
+  // Probing: chunks spread over the record (its ends and between) first;
+  // when none of them pays, nothing more is encoded, nor the frame's memory
+  // touched. Lossless codecs take any bytes, so the head of each probe chunk
+  // is sample enough; ZFP codes whole blocks and planes: whole chunks.
+  std::vector<std::size_t> probes;
+  if (probe && n > kProbeChunks)
+    for (std::size_t k = 0; k < kProbeChunks; ++k) probes.push_back(k * (n - 1) / (kProbeChunks - 1));
+  if (!probes.empty() && codec.spec().lossless() && chunk_bytes > kSampleBytes) {
+    std::vector<std::byte> scratch(slot_bytes(codec, kSampleBytes));
+    const auto sample_pays = [&](std::size_t i) {
+      const std::size_t len = std::min(kSampleBytes, raw.size() - i * chunk_bytes);
+      return pays(len, codec.encode(raw.subspan(i * chunk_bytes, len), scratch));
+    };
+    if (std::none_of(probes.begin(), probes.end(), sample_pays)) return 0;
+    probes.clear();  // encoded in full below
+  }
+  if (!probes.empty()) {
+    run.order = probes;
     copy::Team::instance().run_tasks(run.order.size(), EncodeRun::task, &run, threads);
     if (run.failure.error) std::rethrow_exception(run.failure.error);
-    bool any = false;
-    for (std::size_t i : run.order) {
-      const std::size_t len = std::min(chunk_bytes, raw.size() - i * chunk_bytes);
-      any = any || (run.stored[i] && pays(len, run.stored[i]));
-    }
-    if (!any) return 0;
-    std::vector<std::size_t> rest;
+    const auto chunk_pays = [&](std::size_t i) {
+      return run.stored[i] && pays(std::min(chunk_bytes, raw.size() - i * chunk_bytes), run.stored[i]);
+    };
+    if (std::none_of(probes.begin(), probes.end(), chunk_pays)) return 0;
+    run.order.clear();  // the other chunks
     for (std::size_t i = 0, k = 0; i < n; ++i) {
-      if (k < run.order.size() && run.order[k] == i)
+      if (k < probes.size() && probes[k] == i)
         ++k;
       else
-        rest.push_back(i);
+        run.order.push_back(i);
     }
-    run.order = std::move(rest);
-    copy::Team::instance().run_tasks(run.order.size(), EncodeRun::task, &run, threads);
-  } else {
-    copy::Team::instance().run_tasks(n, EncodeRun::task, &run, threads);
   }
+  copy::Team::instance().run_tasks(run.order.empty() ? n : run.order.size(), EncodeRun::task, &run, threads);
   if (run.failure.error) std::rethrow_exception(run.failure.error);
 
   std::byte* f = out.data();

@@ -31,15 +31,17 @@ std::size_t chunk_bytes_for(Element element, Plane plane);
 /// The most bytes encode_frame() writes for `raw_bytes`.
 std::size_t frame_bound(const Codec& codec, std::uint64_t raw_bytes, std::size_t chunk_bytes = kChunkBytes);
 
-/// Chunks a probing encode_frame() tries first (records of more chunks).
+/// Chunks a probing encode_frame() tries first (records of more chunks),
+/// and what it samples of each for a lossless codec.
 inline constexpr std::size_t kProbeChunks = 4;
+inline constexpr std::size_t kSampleBytes = std::size_t{64} << 10;
 
 /// Encodes `raw` into `out` (frame_bound() bytes at least) by up to `threads`
 /// threads (copy::Team); returns the frame's size. A chunk the codec does not
 /// shrink is stored raw. With `probe`, kProbeChunks chunks spread over the
-/// record are encoded first and 0 is returned when none of them pays
-/// (bypass.hpp): incompressible data then costs a quarter of an attempt or
-/// less. Throws only what the codec's allocations throw.
+/// record are tried first (a lossless codec: their first kSampleBytes) and 0
+/// is returned when none of them pays (bypass.hpp): incompressible data then
+/// costs a fraction of an attempt. Throws only what the codec's allocations throw.
 std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std::span<std::byte> out,
                          unsigned threads, std::size_t chunk_bytes = kChunkBytes, bool probe = false);
 

@@ -284,6 +284,7 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
   ++counters_.direct_reads;
   counters_.decode_ns += decode_ns;
   tiers_[src].stats.raw_bytes_out += r.size;
+  tiers_[src].stats.codec_ns += decode_ns;
 }
 
 bool Engine::contains(std::uint32_t store, std::uint64_t id) {

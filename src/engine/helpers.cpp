@@ -186,8 +186,10 @@ void Engine::note_codec(const Op& op) {
   Record& r = *op.rec;
   if (op.dst == 0) {
     counters_.decode_ns += op.codec_ns;
+    tiers_[op.src].stats.codec_ns += op.codec_ns;
     return;
   }
+  tiers_[op.dst].stats.codec_ns += op.codec_ns;
   if (op.stored) {
     // The frame is the record's file copy now; the room taken for it raw is given back.
     r.stored = op.stored;

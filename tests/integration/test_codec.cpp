@@ -223,6 +223,7 @@ TEST(CodecEngine, LosslessRecordsComeBackExactAndTiersHoldTheFrames) {
   EXPECT_GE(s.tiers[1].raw_bytes_in + s.tiers[2].raw_bytes_in, s.encoded_raw_bytes);
   EXPECT_GT(s.tiers[1].raw_bytes_out, s.tiers[1].bytes_out);
   EXPECT_EQ(s.tiers[0].raw_bytes_in, s.tiers[0].bytes_in) << "DRAM holds records as they are";
+  EXPECT_EQ(s.tiers[1].codec_ns + s.tiers[2].codec_ns, s.encode_ns + s.decode_ns) << "codec time, per tier";
   EXPECT_EQ(s.tiers[1].used_bytes, 0u);
   EXPECT_EQ(s.tiers[2].used_bytes, 0u);
 }

@@ -259,10 +259,13 @@ TEST(CodecFrame, ChunksInParallelGiveTheSameFrame) {
 // Probing: random bytes stop after the sample chunks (0: not worth it, the frame's other slots untouched);
 // a record whose sample includes one compressible chunk (zeros at one end, noise elsewhere) is encoded in
 // full, and the frame equals the one made without probing.
+// (Chunks of kSampleBytes probe whole chunks; larger ones, a lossless codec samples their heads.)
 TEST(CodecFrame, ProbeStopsOnIncompressibleRecordsOnly) {
   REQUIRE_CODEC("lz4");
   const auto c = codec::make(codec::parse("lz4"), Element::any);
-  const std::size_t chunk = 65536, n = 12;
+  for (const std::size_t chunk : {codec::kSampleBytes, 4 * codec::kSampleBytes}) {
+  SCOPED_TRACE(chunk);
+  const std::size_t n = 12;
   const auto noise = random_bytes(n * chunk, 5);
   std::vector<std::byte> frame(codec::frame_bound(*c, noise.size(), chunk), std::byte{0x33});
   EXPECT_EQ(codec::encode_frame(*c, noise, frame, 2, chunk, true), 0u);
@@ -281,6 +284,7 @@ TEST(CodecFrame, ProbeStopsOnIncompressibleRecordsOnly) {
   std::vector<std::byte> out(mixed.size());
   codec::decode_frame(std::span(probed).first(np), out, 2, {});
   EXPECT_EQ(out, mixed);
+  }
 }
 
 // An empty record is a frame of no chunks.

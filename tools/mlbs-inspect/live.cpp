@@ -65,7 +65,8 @@ nlohmann::json as_json(const View& v, const std::vector<RecordView>& records) {
                           {"used_bytes", t.used_bytes}, {"peak_used_bytes", t.peak_used_bytes},
                           {"bytes_in", t.bytes_in},   {"bytes_out", t.bytes_out}, {"ops_in", t.ops_in},
                           {"ops_out", t.ops_out},     {"errors", t.errors},   {"stalls", t.stalls},
-                          {"busy_ns", t.busy_ns}});
+                          {"busy_ns", t.busy_ns},     {"raw_bytes_in", t.raw_bytes_in},
+                          {"raw_bytes_out", t.raw_bytes_out}, {"codec_ns", t.codec_ns}});
   j["records"] = nlohmann::json::array();
   for (const RecordView& r : records) {
     nlohmann::json e{{"id", r.id},
@@ -92,11 +93,16 @@ std::string as_text(const View& v, const std::vector<RecordView>& records) {
     const TierStats& s = tiers[t];
     std::size_t held = 0;
     for (const RecordView& r : records) held += (r.copies & catalog::bit(static_cast<int>(t))) != 0;
-    out += fmt::format("{}{} {:<9} {:<28} {:>5} records  used {}{}  in {} out {}  errors {}\n",
+    // A codec's tier: the records its frames were, and the helpers' time on them.
+    const std::string codec = s.raw_bytes_in != s.bytes_in || s.raw_bytes_out != s.bytes_out || s.codec_ns
+                                  ? fmt::format(" (records {} / {}, codec {:.1f} ms)", format_bytes(s.raw_bytes_in),
+                                                format_bytes(s.raw_bytes_out), double(s.codec_ns) / 1e6)
+                                  : std::string();
+    out += fmt::format("{}{} {:<9} {:<28} {:>5} records  used {}{}  in {} out {}{}  errors {}\n",
                        t == 0 ? "tiers         " : "              ", t, s.kind, s.path.empty() ? "-" : s.path, held,
                        format_bytes(s.used_bytes),
                        s.capacity_bytes ? " of " + format_bytes(s.capacity_bytes) : std::string(),
-                       format_bytes(s.bytes_in), format_bytes(s.bytes_out), s.errors);
+                       format_bytes(s.bytes_in), format_bytes(s.bytes_out), codec, s.errors);
   }
   std::size_t by_state[std::size(kStates)] = {};
   for (const RecordView& r : records) ++by_state[static_cast<std::size_t>(r.state)];
