@@ -30,6 +30,17 @@ constexpr bool pays(std::uint64_t raw, std::uint64_t stored) noexcept {
   return static_cast<double>(stored) <= kWorthIt * static_cast<double>(raw);
 }
 
+/// Whether a frame that saved `raw - stored` bytes was worth the `codec_ns`
+/// its encoding took, at `bytes_per_s`, the slowest file tier's rate (0:
+/// unknown: by size alone). The frame crosses that tier down and back up and
+/// is decoded once, so both sides count twice and the factor cancels. A codec
+/// slower than the bytes it saves would take at that rate only steals CPU.
+constexpr bool saves_time(std::uint64_t raw, std::uint64_t stored, std::uint64_t codec_ns,
+                          double bytes_per_s) noexcept {
+  if (stored >= raw) return false;
+  return bytes_per_s <= 0 || static_cast<double>(raw - stored) / bytes_per_s * 1e9 >= static_cast<double>(codec_ns);
+}
+
 /// The state after a record was stored raw without trying.
 constexpr Bypass skipped(Bypass b) noexcept {
   if (b.skip > 0) --b.skip;

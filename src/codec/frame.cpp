@@ -1,6 +1,7 @@
 #include "codec/frame.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cstring>
 #include <exception>
@@ -165,7 +166,7 @@ std::size_t frame_bound(const Codec& codec, std::uint64_t raw_bytes, std::size_t
 }
 
 std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std::span<std::byte> out,
-                         unsigned threads, std::size_t chunk_bytes, bool probe) {
+                         unsigned threads, std::size_t chunk_bytes, bool probe, double worth_rate) {
   if (chunk_bytes == 0 || chunk_bytes > kMaxChunkBytes)
     throw std::invalid_argument(fmt::format("mlbs::codec::encode_frame: chunk size {}", chunk_bytes));
   const std::string spec = to_string(codec.spec());
@@ -179,26 +180,38 @@ std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std
   // when none of them pays, nothing more is encoded, nor the frame's memory
   // touched. Lossless codecs take any bytes, so the head of each probe chunk
   // is sample enough; ZFP codes whole blocks and planes: whole chunks.
+  // The probe pays when, summed, its pieces shrink enough (bypass.hpp) and,
+  // given `worth_rate`, save more tier time than their encoding took.
   std::vector<std::size_t> probes;
   if (probe && n > kProbeChunks)
     for (std::size_t k = 0; k < kProbeChunks; ++k) probes.push_back(k * (n - 1) / (kProbeChunks - 1));
+  std::uint64_t probe_raw = 0, probe_stored = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto probe_pays = [&] {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    return pays(probe_raw, probe_stored) &&
+           saves_time(probe_raw, probe_stored, static_cast<std::uint64_t>(ns.count()), worth_rate);
+  };
   if (!probes.empty() && codec.spec().lossless() && chunk_bytes > kSampleBytes) {
     std::vector<std::byte> scratch(slot_bytes(codec, kSampleBytes));
-    const auto sample_pays = [&](std::size_t i) {
+    for (std::size_t i : probes) {
       const std::size_t len = std::min(kSampleBytes, raw.size() - i * chunk_bytes);
-      return pays(len, codec.encode(raw.subspan(i * chunk_bytes, len), scratch));
-    };
-    if (std::none_of(probes.begin(), probes.end(), sample_pays)) return 0;
+      probe_raw += len;
+      probe_stored += std::min(len, codec.encode(raw.subspan(i * chunk_bytes, len), scratch));
+    }
+    if (!probe_pays()) return 0;
     probes.clear();  // encoded in full below
   }
   if (!probes.empty()) {
     run.order = probes;
     copy::Team::instance().run_tasks(run.order.size(), EncodeRun::task, &run, threads);
     if (run.failure.error) std::rethrow_exception(run.failure.error);
-    const auto chunk_pays = [&](std::size_t i) {
-      return run.stored[i] && pays(std::min(chunk_bytes, raw.size() - i * chunk_bytes), run.stored[i]);
-    };
-    if (std::none_of(probes.begin(), probes.end(), chunk_pays)) return 0;
+    for (std::size_t i : probes) {
+      const std::size_t len = std::min(chunk_bytes, raw.size() - i * chunk_bytes);
+      probe_raw += len;
+      probe_stored += run.stored[i] ? run.stored[i] : len;
+    }
+    if (!probe_pays()) return 0;
     run.order.clear();  // the other chunks
     for (std::size_t i = 0, k = 0; i < n; ++i) {
       if (k < probes.size() && probes[k] == i)

@@ -40,10 +40,13 @@ inline constexpr std::size_t kSampleBytes = std::size_t{64} << 10;
 /// threads (copy::Team); returns the frame's size. A chunk the codec does not
 /// shrink is stored raw. With `probe`, kProbeChunks chunks spread over the
 /// record are tried first (a lossless codec: their first kSampleBytes) and 0
-/// is returned when none of them pays (bypass.hpp): incompressible data then
-/// costs a fraction of an attempt. Throws only what the codec's allocations throw.
+/// is returned when together they do not pay (bypass.hpp: by size, and with
+/// `worth_rate` > 0 by the tier time they save at that rate against the time
+/// they took): such data then costs a fraction of an attempt. Throws only
+/// what the codec's allocations throw.
 std::size_t encode_frame(const Codec& codec, std::span<const std::byte> raw, std::span<std::byte> out,
-                         unsigned threads, std::size_t chunk_bytes = kChunkBytes, bool probe = false);
+                         unsigned threads, std::size_t chunk_bytes = kChunkBytes, bool probe = false,
+                         double worth_rate = 0);
 
 /// Decodes `frame` into exactly `raw` (the record's size), by up to `threads`
 /// threads. Whatever the frame holds, nothing outside `raw` is written, and

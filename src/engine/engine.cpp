@@ -303,6 +303,19 @@ bool Engine::removal_pending(int tier, const std::string& space, std::uint64_t i
   });
 }
 
+double Engine::slowest_file_rate() const {
+  double slowest = 0;
+  for (int t = 1; t <= last(); ++t) {
+    double rate = static_cast<double>(cfg_.tiers[static_cast<std::size_t>(t)].bandwidth_bytes_per_s);
+    if (rate == 0) {
+      const tiers::Usage u = tiers_[t].backend->usage();
+      if (u.busy_ns >= 50'000'000) rate = static_cast<double>(u.bytes_in + u.bytes_out) * 1e9 / double(u.busy_ns);
+    }
+    if (rate > 0 && (slowest == 0 || rate < slowest)) slowest = rate;
+  }
+  return slowest;
+}
+
 TierStats Engine::tier_stats(int t) const {
   TierStats s = tiers_[t].stats;
   const tiers::Usage u = tiers_[t].backend->usage();

@@ -142,6 +142,10 @@ class Engine {
   void execute(Op& op, detail::Block& staging, detail::Block& frame);
   /// A completed copy's codec results into the record, the store's bypass and the counters.
   void note_codec(const Op& op);
+  /// Bytes/s of the slowest file tier: its cap where it has one, else what it
+  /// was observed to move (after 50 ms of I/O); 0 while no tier's rate is known.
+  /// Any thread (the backends' counters have their own lock).
+  double slowest_file_rate() const;
   /// What a record's file copies hold, for tiers::read_record (under the lock, or the record busy).
   static tiers::StoredRecord stored_of(const Record& r) noexcept {
     return {r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum};

@@ -126,12 +126,16 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
     const std::size_t bound = codec::frame_bound(*op.codec, size, chunk);
     if (frame.capacity() < bound) frame = detail::Block::allocate_untouched(bound);
     const auto start = Clock::now();
-    // Probing: a record whose sample chunks do not compress is not encoded in full.
-    op.attempt = codec::encode_frame(*op.codec, {from, size}, {frame.data(), bound}, cfg_.helper_threads, chunk, true);
+    // Kept when it saves size and, where the codec is used only while the
+    // application waits (codec_when = needed), more tier time than it took;
+    // a record whose probe says neither is not encoded in full.
+    const double rate = cfg_.codec_when == CodecWhen::needed ? slowest_file_rate() : 0.0;
+    op.attempt = codec::encode_frame(*op.codec, {from, size}, {frame.data(), bound}, cfg_.helper_threads, chunk, true,
+                                     rate);
     if (op.attempt == 0) op.attempt = size;  // the probe found nothing worth it: as a frame no smaller
     op.codec_ns = elapsed_ns(start);
     if (trace::enabled()) trace::span("encode", "codec", trace_ns(start), trace_ns(Clock::now()), size);
-    if (codec::pays(size, op.attempt)) {
+    if (codec::pays(size, op.attempt) && codec::saves_time(size, op.attempt, op.codec_ns, rate)) {
       from = frame.data();
       bytes = op.attempt;
       framed = true;
@@ -207,8 +211,8 @@ void Engine::note_codec(const Op& op) {
   }
   counters_.encode_ns += op.codec_ns;
   StoreState& s = catalog_.store(r.store);
-  if (op.codec)
-    s.bypass = codec::tried(s.bypass, r.size, op.attempt);
+  if (op.codec)  // a frame not kept (too slow for what it saved) did not pay either
+    s.bypass = codec::tried(s.bypass, r.size, op.stored ? op.stored : r.size);
   else if (op.bypassed)
     s.bypass = codec::skipped(s.bypass);
 }

@@ -86,6 +86,39 @@ TEST(CodecEngine, NeededEncodesOnlyOnceTheApplicationWaits) {
   }
 }
 
+// codec_when = needed also keeps a frame only when the bytes it saves would take longer at the slowest
+// tier's rate than the encoding took: behind a tier capped at 64 GiB/s no frame is worth it; at 16 MiB/s they are.
+TEST(CodecEngine, NeededKeepsFramesOnlyWhenTheySaveTierTime) {
+  REQUIRE_CODEC("zstd");
+  for (const std::uint64_t cap : {64ull << 30, 16ull << 20}) {
+    SCOPED_TRACE(cap);
+    TempDir dir;
+    mlbs::Config cfg;
+    cfg.tiers = {mlbs::Tier::memory(3 * kElems * sizeof(float)), mlbs::Tier::directory(dir / "slow")};
+    cfg.tiers[1].bandwidth_bytes_per_s = cap;
+    cfg.codec = "zstd:1";  // codec_when = needed, the default
+    cfg.schedule = mlbs::Schedule::lifo();  // records stay in DRAM until a write needs the room: it waits
+    mlbs::Runtime rt(cfg);
+    mlbs::Store<float> u(rt, "u", kElems);
+    for (std::uint64_t id = 0; id < 12; ++id) {
+      fill_wave(u, id);
+      u.write(id);
+    }
+    const mlbs::Stats s = rt.stats();
+    ASSERT_GT(s.write_stalls, 0u);
+    if (cap > (1ull << 30)) {
+      EXPECT_EQ(s.encoded_records, 0u) << "a frame saving microseconds is not worth its encoding";
+      EXPECT_GT(s.raw_records, 0u);
+    } else {
+      EXPECT_GT(s.encoded_records, 0u);
+    }
+    for (std::uint64_t id = 12; id-- > 0;) {
+      u.read(id);
+      for (std::size_t i = 0; i < kElems; ++i) ASSERT_EQ(u[i], wave(id, i)) << "id " << id;
+    }
+  }
+}
+
 // StoreOptions: a store's own codec overrides the runtime's (a codec where the runtime has none, "none"
 // where it has one); byte stores said to hold floats get ZFP; wrong element kinds and bad specs are refused
 // naming the store.

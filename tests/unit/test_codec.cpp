@@ -353,6 +353,15 @@ TEST(CodecBypass, BacksOffAndRecovers) {
   EXPECT_FALSE(codec::pays(1600, 1501));
 }
 
+// A frame is worth its codec time when the bytes it saved would take longer at the slowest tier's rate.
+TEST(CodecBypass, SavesTimeWeighsSavedBytesAgainstCodecTime) {
+  constexpr double kRate = 200.0 * (1 << 20);  // 200 MiB/s: 1 MiB saved is 5 ms
+  EXPECT_TRUE(codec::saves_time(16 << 20, 2 << 20, 10'000'000, kRate));   // 14 MiB saved (70 ms) for 10 ms
+  EXPECT_FALSE(codec::saves_time(16 << 20, 12 << 20, 28'000'000, kRate));  // 4 MiB saved (20 ms) for 28 ms
+  EXPECT_TRUE(codec::saves_time(16 << 20, 12 << 20, 28'000'000, 0)) << "rate unknown: by size alone";
+  EXPECT_FALSE(codec::saves_time(100, 100, 0, 0)) << "nothing saved";
+}
+
 // --- when the codec is used (codec_when) ---
 
 /// Calls made after `n` with the given waits; how many of them found the codec wanted.
