@@ -154,6 +154,15 @@ struct MLBS_API Config {
   /// for the tiers, so a run whose compute covers its I/O spends no CPU on
   /// the codec; always: encode every record (docs/codecs.md, "When").
   CodecWhen codec_when = CodecWhen::needed;
+  /// LIFO (without a record-count hint) and unknown schedules, scratch mode:
+  /// while writes come down, a slower file tier with nothing to do takes a
+  /// second copy of the records the tier above it would give up first, once
+  /// that tier is half full, so the slower tier (often the bottleneck) starts
+  /// working with the first records instead of when the faster one is full
+  /// (docs/architecture.md, "Copy ahead"). Its cost is traffic on the slower
+  /// tier that a run which fits after all did not need; false turns it off
+  /// (a shared file system its operators want spared).
+  bool copy_ahead = true;
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.
   static Config from_file(const std::string& path);

@@ -151,7 +151,7 @@ class Store {
     if (n > std::numeric_limits<size_type>::max() / sizeof(T))
       throw InvalidArgumentError(EOVERFLOW, "element count " + std::to_string(n) + " overflows",
                                  {name(), {}, {}});
-    detail::Block fresh = detail::Block::allocate(n * sizeof(T));
+    detail::Block fresh = detail::Block::allocate_zeroed(n * sizeof(T));
     if (size_) std::memcpy(fresh.data(), buf_.data(), size_ * sizeof(T));
     buf_.swap(fresh);
   }

@@ -25,7 +25,7 @@ namespace {
 constexpr const char* kConfigFields[] = {
     "tiers",          "schedule",     "durability",   "helper_core",  "helper_threads",
     "checksums",      "layout",       "io_chunk_bytes", "shutdown_timeout_ms", "page_cache",
-    "live_catalog",   "live_records", "reader_retention", "codec", "codec_when"};
+    "live_catalog",   "live_records", "reader_retention", "codec", "codec_when", "copy_ahead"};
 
 // A byte count given as an int or a size string ("64GiB").
 std::uint64_t to_bytes(nb::handle v, const std::string& field) {
@@ -224,7 +224,7 @@ void bind_config(nb::module_& m) {
                   "helper_core: int = ..., helper_threads: int = ..., checksums: bool = ..., layout: str = ..., "
                   "io_chunk_bytes: int | str = ..., shutdown_timeout_ms: int = ..., page_cache: bool = ..., "
                   "live_catalog: bool = ..., live_records: int = ..., reader_retention: str = ..., "
-                  "codec: str = ..., codec_when: str = ...) -> None"))
+                  "codec: str = ..., codec_when: str = ..., copy_ahead: bool = ...) -> None"))
       .def_static("from_file", &Config::from_file, nb::arg("path"), "Reads a TOML file (docs/configuration.md).")
       .def_static("from_toml", &Config::from_toml, nb::arg("text"), nb::arg("source") = "<string>")
       .def_static("from_env", &Config::from_env, "MLBS_CONFIG, then the MLBS_* variables.")
@@ -257,6 +257,8 @@ void bind_config(nb::module_& m) {
       .def_prop_rw("codec_when", [](const Config& c) { return to_string(c.codec_when); },
                    [](Config& c, const std::string& v) { c.codec_when = parse_codec_when(v); },
                    "\"needed\" (encode only while the application waits for the tiers) or \"always\".")
+      .def_rw("copy_ahead", &Config::copy_ahead,
+              "Slower tiers copy ahead what the faster ones will give up (docs/architecture.md).")
       .def("__repr__", [](const Config& c) {
         std::string tiers;
         try {

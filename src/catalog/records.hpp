@@ -52,6 +52,10 @@ struct Record {
   detail::Block slot;               ///< the DRAM copy when copies & bit(0)
   std::uint64_t last_use = 0;       ///< LRU clock (unknown schedule)
   bool busy = false;                ///< a helper is copying it
+  /// The tier a copy ahead (engine/policies copy_ahead) is making its second
+  /// copy on, while busy; -1 otherwise. Placement counts that copy as made:
+  /// the record gives way to the next write as soon as it lands.
+  int ahead = -1;
   bool retired = false;             ///< released/erased while busy or pinned: finish when idle
   bool demand = false;              ///< a read waits for it
   bool journaled = false;           ///< persistent: durable on the last tier

@@ -31,14 +31,28 @@ Block Block::allocate_untouched(std::size_t bytes) {
   return Block(static_cast<std::byte*>(p), cap, nullptr);
 }
 
+Block Block::allocate_zeroed(std::size_t bytes) {
+  const std::size_t cap = round_up_block(bytes);
+  if (cap < kHugePage) return allocate(bytes);  // zeroing a few pages costs nothing
+  void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  ::madvise(p, cap, MADV_HUGEPAGE);  // advisory, as in allocate_untouched()
+  Block b(static_cast<std::byte*>(p), cap, nullptr);
+  b.mapped_ = true;
+  return b;
+}
+
 void Block::reset() noexcept {
   if (!ptr_) return;
   if (home_)
     home_->give_back(ptr_, capacity_);
+  else if (mapped_)
+    ::munmap(ptr_, capacity_);
   else
     std::free(ptr_);
   ptr_ = nullptr;
   capacity_ = 0;
+  mapped_ = false;
   home_.reset();
 }
 

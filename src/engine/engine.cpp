@@ -82,9 +82,9 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     const std::vector<int> allowed = allowed_cores();
     cores = auto_helper_cores(allowed, application_threads(allowed), cfg_.helper_threads);
   }
-  // Staging for copies between two file tiers: memory use stays bounded by
-  // helper_threads * io_chunk_bytes whatever the record size.
-  for (unsigned i = 0; i < cfg_.helper_threads; ++i) staging_.push_back(detail::Block::allocate(cfg_.io_chunk_bytes));
+  // Per helper: staging for copies between two file tiers (each helper
+  // allocates and touches its own, off the application's path) and codec frames.
+  staging_.resize(cfg_.helper_threads);
   frames_.resize(cfg_.helper_threads);
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
@@ -332,6 +332,12 @@ TierStats Engine::tier_stats(int t) const {
     s.raw_bytes_out = s.bytes_out;
   }
   return s;
+}
+
+std::uint64_t Engine::tier_capacity(int t) const {
+  if (t == 0) return mem_->capacity();
+  const TierState& ts = tiers_[t];
+  return ts.node ? ts.quota_limit : cfg_.tiers[t].capacity_bytes;
 }
 
 std::uint64_t Engine::tier_free(int t) const {

@@ -118,6 +118,7 @@ class Engine {
     /// free there (a removal on it completes) or, for the last tier, flush() asks again.
     bool full_latched = false;
     bool wb_active = false;                   ///< water-mark hysteresis
+    std::uint32_t copies_in_flight = 0;       ///< helper copies reading or writing it (the planner's idle test)
     /// What the engine itself counts (stalls, records too large) and the
     /// tier's description; the rest of TierStats comes from the backend's Usage.
     TierStats stats;
@@ -133,9 +134,13 @@ class Engine {
 
   // --- helpers (engine.cpp) ---
   void helper_loop(std::stop_token st, unsigned index);
-  /// The next unit of helper work: a queued removal, else the policies'
-  /// first decision (engine/policies), its drops carried out.
+  /// The next unit of helper work: the policies' first decision
+  /// (engine/policies), its drops carried out, else a queued removal (first
+  /// when kDeferredRemovals wait).
   std::optional<Op> plan();
+  std::optional<Op> plan_copy();
+  /// Removals queued beyond which they go before copies again.
+  static constexpr std::size_t kDeferredRemovals = 8;
   /// The copy `why` decided on, with its room taken; none if the room or the
   /// file name is not free after all (planning runs again on the next change).
   std::optional<Op> copy_op(Record& r, int src, int dst, policies::Purpose why);
@@ -152,7 +157,7 @@ class Engine {
   }
   /// Per-helper staging buffers, allocated by the constructor (an allocation
   /// failure is the constructor's error, not a helper's).
-  std::vector<detail::Block> staging_;
+  std::vector<detail::Block> staging_;  ///< per helper, allocated by the helper itself
   std::vector<detail::Block> frames_;  ///< per helper: codec frames, allocated on first use
   codec::Spec codec_;                  ///< Config::codec, parsed
   codec::Need need_;                   ///< whether the application waits for the tiers lately (codec/need.hpp)
@@ -183,6 +188,8 @@ class Engine {
   void apply(const std::vector<policies::Drop>& drops);
   /// Drops clean DRAM copies placement does not want until `bytes` fit (all or none).
   bool make_dram_room(std::size_t bytes);
+  /// What tier t may hold (this rank's share of a node budget); 0 = unlimited.
+  std::uint64_t tier_capacity(int t) const;
   std::uint64_t tier_free(int tier) const;
   /// Accounts `bytes` more (take) or fewer (give) on file tier t; take fails
   /// only when a node-shared budget has no room left (another rank took it).

@@ -147,6 +147,11 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
   // a record leaving DRAM whose checksum is not known yet.
   const bool new_frame = framed && op.src == 0;
   const bool hash = verify || new_frame || (first && !op.computed_checksum);
+  // Staging for copies between two file tiers: memory use stays bounded by
+  // helper_threads * io_chunk_bytes whatever the record size. Made on first
+  // use, on the helper (first touch is slow on some machines: not in the
+  // Runtime's constructor, on the application's path).
+  if (!from && !staging) staging = detail::Block::allocate(cfg_.io_chunk_bytes);
   const std::uint64_t digest = tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash);
   if (new_frame) {
     op.stored = bytes;
@@ -259,6 +264,9 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   }
   Record& r = *op.rec;
   r.busy = false;
+  r.ahead = -1;
+  for (int t : {op.src, op.dst})
+    if (t > 0) --tiers_[t].copies_in_flight;
   if (op.computed_checksum && !r.has_checksum) {
     r.checksum = op.checksum;
     r.has_checksum = true;

@@ -57,6 +57,8 @@ void Engine::refresh_placement() {
   ranked_.assign(order.begin(), order.end());
 
   policies::Limits limits;
+  limits.persistent = persistent();
+  limits.moves_up = last_write_bytes_ == 0;
   limits.dram_bytes =
       policies::dram_limit(mem_->capacity(), pending_bytes_, last_write_bytes_, policies::held_bytes(ranked_));
   limits.file_bytes.assign(tiers_.size(), 0);
@@ -138,9 +140,15 @@ std::optional<std::chrono::milliseconds> Engine::reader_check_interval() const {
 policies::View Engine::view() {
   tier_views_.resize(tiers_.size());
   for (int t = 0; t <= last(); ++t)
-    tier_views_[t] = {tier_free(t), tiers_[t].full_latched, tiers_[t].wb_active};
-  return {ranked_, tier_views_, persistent(), cfg_.schedule.kind != Schedule::Kind::unknown, flush_horizon_,
-          last_write_bytes_ > 0};
+    tier_views_[t] = {tier_free(t), tier_capacity(t), tiers_[t].full_latched, tiers_[t].wb_active,
+                      tiers_[t].copies_in_flight};
+  const Schedule::Kind k = cfg_.schedule.kind;
+  // New writes push the furthest records down unless a hint of the record
+  // count let placement put the records written where they will end.
+  const bool demotions =
+      cfg_.copy_ahead && ((k == Schedule::Kind::lifo && !cfg_.schedule.expected_records) || k == Schedule::Kind::unknown);
+  return {ranked_, tier_views_, persistent(), k != Schedule::Kind::unknown, flush_horizon_, last_write_bytes_ > 0,
+          demotions};
 }
 
 void Engine::apply(const std::vector<policies::Drop>& drops) {
@@ -212,12 +220,23 @@ void Engine::erase_record(Record& r) {
 
 std::optional<Engine::Op> Engine::plan() {
   if (stopping_) return std::nullopt;
-  if (!removals_.empty()) {
+  // Copies before removals: a removal gives back room that placement counts
+  // free already (drop_copy), so it waits for a helper with no copy to make,
+  // unless removals pile up (the device's own room) or a copy waits for one
+  // (copy_op: the same file name).
+  auto removal = [&] {
     Op op = std::move(removals_.front());
     removals_.pop_front();
     removing_.insert({op.tier, op.space, op.id, op.gen});
     return op;
-  }
+  };
+  if (removals_.size() >= kDeferredRemovals) return removal();
+  if (std::optional<Op> op = plan_copy()) return op;
+  if (!removals_.empty()) return removal();
+  return std::nullopt;
+}
+
+std::optional<Engine::Op> Engine::plan_copy() {
   for (;;) {
     if (shared_quota_moved()) ranking_dirty_ = true;
     refresh_placement();
@@ -249,7 +268,8 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
   op.persist = persistent() && dst == last();
   // File tiers hold one copy per record in scratch mode: moving between
   // them drops the source. DRAM copies and last-tier copies stay.
-  op.move = src > 0 && dst > 0 && !(persistent() && src == last());
+  // A copy ahead keeps its source: it is the second copy placement lets go of later.
+  op.move = src > 0 && dst > 0 && !(persistent() && src == last()) && why != policies::Purpose::copy_ahead;
   op.why = why;
   op.demand = why == policies::Purpose::demand_fetch;
   op.prefetch = why == policies::Purpose::prefetch_dram || why == policies::Purpose::prefetch_file;
@@ -279,6 +299,9 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
     }
   }
   r.busy = true;
+  if (why == policies::Purpose::copy_ahead) r.ahead = dst;
+  for (int t : {src, dst})
+    if (t > 0) ++tiers_[t].copies_in_flight;
   publish(r);
   return op;
 }

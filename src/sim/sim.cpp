@@ -313,6 +313,8 @@ class Model {
     pol::Limits limits;
     limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, last_write_, pol::held_bytes(ranked_));
     limits.file_bytes.assign(std::size_t(tiers()), 0);
+    limits.persistent = m_.persistent;
+    limits.moves_up = last_write_ == 0;
     for (int t = 1; t <= last(); ++t)
       limits.file_bytes[std::size_t(t)] = pol::file_limit(file(t).capacity_bytes, file(t).high_water, m_.persistent);
     const std::uint64_t coming =
@@ -340,8 +342,14 @@ class Model {
     views_[0].free_bytes = dram_free();
     views_[0].write_behind = wb_[0];
     for (int t = 1; t <= last(); ++t)
-      views_[std::size_t(t)] = {file_free(t), false, wb_[std::size_t(t)]};
-    return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0};
+      views_[std::size_t(t)] = {file_free(t), file(t).capacity_bytes, false, wb_[std::size_t(t)]};
+    for (const Transfer& x : transfers_)
+      for (int t : {x.src, x.dst})
+        if (t > 0) ++views_[std::size_t(t)].copies_in_flight;
+    // As Engine::view(): new writes push the furthest records down (LIFO
+    // without the record-count hint), so slower tiers may copy them ahead.
+    const bool copy_ahead = m_.copy_ahead && w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
+    return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0, copy_ahead};
   }
 
   void apply(const std::vector<pol::Drop>& drops) {
@@ -393,8 +401,10 @@ class Model {
       }
       peak(d->dst);
       r.busy = true;
+      if (d->purpose == pol::Purpose::copy_ahead) r.ahead = d->dst;
       const bool framed_up = d->dst == 0 && r.stored;
-      Transfer x{&r, src, d->dst, src > 0 && d->dst > 0 && !(m_.persistent && src == last()),
+      const bool move = src > 0 && d->dst > 0 && !(m_.persistent && src == last()) && d->purpose != pol::Purpose::copy_ahead;
+      Transfer x{&r, src, d->dst, move,
                  d->purpose, now_, 0, double(d->dst > 0 || src > 0 ? r.file_bytes() : r.size)};
       double lat = 0;
       for (int t : {x.src, x.dst})
@@ -412,6 +422,7 @@ class Model {
     Record& r = *x.rec;
     if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, r.id, pol::to_string(x.why)});
     r.busy = false;
+    r.ahead = -1;
     r.copies |= bit(x.dst);
     res_.tiers[std::size_t(x.src)].bytes_out += x.src > 0 ? r.file_bytes() : r.size;
     res_.tiers[std::size_t(x.dst)].bytes_in += x.dst > 0 ? r.file_bytes() : r.size;
@@ -421,22 +432,50 @@ class Model {
 
   // --- time ---
 
-  /// Bytes per second each moving transfer gets: an equal share of every
-  /// file tier it uses, the smaller of its two ends.
+  /// Bytes per second each moving transfer gets: max-min fair shares of
+  /// the file tiers it uses (progressive filling: every transfer's rate grows
+  /// alike until a tier it uses is saturated, which freezes the transfers
+  /// through it), so a transfer held back by a slow tier leaves the rest of
+  /// a fast one's bandwidth to the others, as a device does.
   std::vector<double> rates(std::vector<unsigned>& users) const {
     users.assign(std::size_t(tiers()), 0);
-    for (const Transfer& x : transfers_)
-      if (x.moving_from <= now_)
-        for (int t : {x.src, x.dst})
-          if (t > 0) ++users[std::size_t(t)];
-    std::vector<double> rate(transfers_.size(), 0.0);
-    for (std::size_t i = 0; i < transfers_.size(); ++i) {
+    const std::size_t n = transfers_.size();
+    std::vector<double> rate(n, 0.0);
+    std::vector<bool> active(n, false);
+    std::vector<double> left(std::size_t(tiers()), 0.0);
+    std::vector<unsigned> open(std::size_t(tiers()), 0);
+    for (std::size_t i = 0; i < n; ++i) {
       const Transfer& x = transfers_[i];
       if (x.moving_from > now_) continue;
-      double r = kNever;
+      bool any = false;
       for (int t : {x.src, x.dst})
-        if (t > 0) r = std::min(r, file(t).bandwidth_bytes_per_s / users[std::size_t(t)]);
-      rate[i] = r == kNever ? m_.copy_bytes_per_s : r;
+        if (t > 0) ++users[std::size_t(t)], ++open[std::size_t(t)], any = true;
+      if (any)
+        active[i] = true;
+      else
+        rate[i] = m_.copy_bytes_per_s;  // DRAM to DRAM
+    }
+    for (int t = 1; t <= last(); ++t) left[std::size_t(t)] = file(t).bandwidth_bytes_per_s;
+    for (;;) {
+      double step = kNever;
+      for (int t = 1; t <= last(); ++t)
+        if (open[std::size_t(t)]) step = std::min(step, left[std::size_t(t)] / open[std::size_t(t)]);
+      if (step == kNever) break;
+      for (int t = 1; t <= last(); ++t) left[std::size_t(t)] -= step * open[std::size_t(t)];
+      for (std::size_t i = 0; i < n; ++i)
+        if (active[i]) rate[i] += step;
+      // Freeze the transfers through saturated tiers.
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!active[i]) continue;
+        const Transfer& x = transfers_[i];
+        bool saturated = false;
+        for (int t : {x.src, x.dst})
+          if (t > 0 && left[std::size_t(t)] <= 1e-9 * file(t).bandwidth_bytes_per_s) saturated = true;
+        if (!saturated) continue;
+        active[i] = false;
+        for (int t : {x.src, x.dst})
+          if (t > 0) --open[std::size_t(t)];
+      }
     }
     return rate;
   }

@@ -9,7 +9,7 @@
 // takes a DRAM slot (waiting for one is blocking) and copies into it; a read
 // takes the record from DRAM or waits for a demand fetch; a record read for
 // the last time is released. Each helper carries out one decision of the
-// policies at a time; transfers on a tier share its bandwidth equally
+// policies at a time; transfers share the tiers' bandwidths max-min fairly
 // (reads and writes alike) and each starts after the slower tier's latency.
 // Removals are free. A codec (Machine::codec_ratio) stores each record's
 // file copies at size / ratio from its first copy out of DRAM on, the helper
@@ -45,6 +45,7 @@ struct Machine {
   double codec_ratio = 1.0;
   double encode_bytes_per_s = 0;
   double decode_bytes_per_s = 0;
+  bool copy_ahead = true;  ///< Config::copy_ahead
 };
 
 /// The application: `records` writes of `record_bytes` (ids 0..n-1), each

@@ -33,10 +33,11 @@ class ObjectWriter {
   /// The bytes are written (or the call throws) when it returns.
   virtual void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) = 0;
   /// As write(), but may return with the bytes still in flight, so that the
-  /// caller can work (hash them) while the device does: the caller leaves
-  /// `data` unchanged, calls nothing else of this writer and starts no other
-  /// transfer on this thread until commit() returns or the writer is
-  /// destroyed. Errors may show only at commit(). By default, write().
+  /// caller can work (hash them, read the next bytes from another tier)
+  /// while the device does: the caller leaves `data` unchanged until the
+  /// next call of this writer (another write_held() first waits for these
+  /// bytes), its commit() or its destruction. Errors may show only at the
+  /// next call or commit(). By default, write().
   virtual void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) {
     write(offset, data, bytes);
   }

@@ -20,6 +20,28 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     return hash ? sum.digest() : 0;
   }
   if (size == 0) return hash ? sum.digest() : 0;  // an empty record's block may be null
+  if (from.reader && to.writer && !to.memory && staging->capacity() >= 2 * detail::kBlockAlign) {
+    // Between two tiers: two halves of the staging, the next chunk read into
+    // one while the other is written (write_held), so that neither device
+    // waits for the other (the slower one, often the bottleneck, would idle
+    // while the faster one is read). Each write_held() waits for the
+    // previous one, which frees the half the next read goes to.
+    const std::uint64_t half = staging->capacity() / 2 / detail::kBlockAlign * detail::kBlockAlign;
+    std::byte* buf[2] = {staging->data(), staging->data() + half};
+    std::size_t n = static_cast<std::size_t>(std::min(half, size));
+    from.reader->read(0, buf[0], n);
+    for (std::uint64_t off = 0, k = 0; off < size; ++k) {
+      std::byte* cur = buf[k % 2];
+      to.writer->write_held(off, cur, n);
+      const std::uint64_t next = off + n;
+      const std::size_t m = static_cast<std::size_t>(std::min(half, size - std::min(size, next)));
+      if (m) from.reader->read(next, buf[(k + 1) % 2], m);
+      if (hash) sum.update(cur, n);  // read only: the held write may still be using it
+      off = next;
+      n = m;
+    }
+    return hash ? sum.digest() : 0;
+  }
   const bool whole = from.memory || to.memory;
   const std::uint64_t chunk = whole ? std::max<std::uint64_t>(size, 1) : staging->capacity();
   for (std::uint64_t off = 0; off < size; off += chunk) {

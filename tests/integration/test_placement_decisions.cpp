@@ -18,6 +18,7 @@ mlbs::Config cfg_for(const TempDir& dir, mlbs::Schedule schedule) {
   cfg.tiers = {mlbs::Tier::memory(4 * kRec), mlbs::Tier::directory(dir / "fast", 4 * kRec),
                mlbs::Tier::directory(dir / "slow")};
   cfg.schedule = std::move(schedule);
+  cfg.copy_ahead = false;  // one file copy per record: the placement rules alone (copy ahead: below)
   return cfg;
 }
 
@@ -61,6 +62,34 @@ TEST(PlacementDecisions, LifoKeepsNewestInDramWithoutDemotions) {
   for (std::uint64_t id : {9, 10, 11}) EXPECT_TRUE(in(u.info(id), 0)) << id;
   expect_filled_without_demotions(u, 12);
   EXPECT_EQ(rt.stats().tiers[1].bytes_out, 0u);  // no fast-tier read during the write phase
+}
+
+// LIFO, copy ahead on: once the writes have filled the fast tier past half, its records also get a copy on
+// the idle slow tier (at rest after flush(), every one of them); all read back exact, newest first, and
+// no file is left once every record is read.
+TEST(PlacementDecisions, LifoCopiesAheadOntoTheIdleSlowTier) {
+  TempDir dir;
+  mlbs::Config cfg = cfg_for(dir, mlbs::Schedule::lifo());
+  cfg.copy_ahead = true;
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_n(u, 12);
+  u.flush();
+  int on_fast = 0;
+  for (std::uint64_t id = 0; id < 12; ++id) {
+    const auto info = u.info(id);
+    EXPECT_TRUE(in(info, 1) || in(info, 2)) << id << " has no file copy";
+    if (!in(info, 1)) continue;
+    ++on_fast;
+    EXPECT_TRUE(in(info, 2)) << id << " on the fast tier without its copy ahead on the slow one";
+  }
+  EXPECT_GT(on_fast, 0);
+  for (std::uint64_t id = 12; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+  u.flush();
+  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
 }
 
 // FIFO: the oldest records stay in DRAM (two: writes spilled, so DRAM keeps

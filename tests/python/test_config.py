@@ -17,6 +17,7 @@ def test_keywords_set_fields_and_defaults_stay():
         mlbs.Config(validate=True)
     d = mlbs.Config()
     assert d.schedule == "lifo" and d.durability == "scratch" and d.checksums and d.live_catalog
+    assert d.copy_ahead and not mlbs.Config(copy_ahead=False).copy_ahead
 
 
 def test_tiers_from_objects_and_mixed_lists():

@@ -65,7 +65,7 @@ class ConfigEnv : public ::testing::Test {
                                           "MLBS_DURABILITY",  "MLBS_HELPER_CORE",    "MLBS_HELPER_THREADS",
                                           "MLBS_CHECKSUMS",   "MLBS_IO_CHUNK",       "MLBS_PAGE_CACHE",
                                           "MLBS_LAYOUT",      "MLBS_LIVE_CATALOG",   "MLBS_LIVE_RECORDS",
-                                          "MLBS_READER_RETENTION", "MLBS_CODEC"};
+                                          "MLBS_READER_RETENTION", "MLBS_CODEC", "MLBS_COPY_AHEAD"};
   void SetUp() override {
     for (const char* name : kVars) {
       const char* value = std::getenv(name);
@@ -436,6 +436,23 @@ TEST(ConfigToml, ReadsReaderRetention) {
       [] { Config::from_toml("live_catalog = false\nreader_retention = \"until-read\"\n", "r.toml"); });
   EXPECT_EQ(off.field(), "reader_retention");
   EXPECT_NE(std::string(off.what()).find("live_catalog"), std::string::npos) << off.what();
+}
+
+// copy_ahead (on by default) is read from TOML as a boolean and from MLBS_COPY_AHEAD as a switch; a
+// string names the field and line.
+TEST(ConfigToml, ReadsCopyAhead) {
+  EXPECT_TRUE(Config{}.copy_ahead);
+  EXPECT_FALSE(Config::from_toml("copy_ahead = false").copy_ahead);
+  const ConfigError bad = config_error([] { Config::from_toml("\ncopy_ahead = \"no\"\n", "c.toml"); });
+  EXPECT_EQ(bad.field(), "copy_ahead");
+  EXPECT_EQ(bad.line(), 2u);
+}
+
+TEST_F(ConfigEnv, CopyAheadSwitch) {
+  ::setenv("MLBS_COPY_AHEAD", "0", 1);
+  EXPECT_FALSE(Config::from_env().copy_ahead);
+  ::setenv("MLBS_COPY_AHEAD", "maybe", 1);
+  EXPECT_THROW(Config::from_env(), ConfigError);
 }
 
 // page_cache is read at the top level (every file tier) and per [[tier]].

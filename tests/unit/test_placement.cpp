@@ -191,12 +191,60 @@ TEST(Placement, ResidentsMoveUpIntoFreeRoomSoonestFirst) {
 // Moving up frees the room the record held, for the records after it.
 TEST(Placement, MovingUpFreesTheRoomBelow) {
   std::vector<mlbs::engine::policies::PlacementItem> ranked = {
-      {4096, 4096, 0, 2},   // on tier 2 (full): moves up to tier 1
-      {4096, 4096, 0, -1},  // newcomer: tier 1 now full, takes the freed room on tier 2
+      {4096, 4096, 0, 2},  // on tier 2 (full): moves up to tier 1
+      {4096, 4096, 0, 3},  // on tier 3: moves up into the room freed on tier 2
   };
   auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 4096, 0});
   EXPECT_EQ(p.dir_tier[0], 1);
   EXPECT_EQ(p.dir_tier[1], 2);
+}
+
+// Free room goes to records without a place before residents move up: the newcomer is written there
+// once, instead of a move up (a read on the slower tier) plus the newcomer's write to the slower tier.
+TEST(Placement, NewcomersTakeFreeRoomBeforeResidentsMoveUp) {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
+      {4096, 4096, 0, 2},   // soonest, on tier 2: would move up
+      {4096, 4096, 0, -1},  // newcomer
+  };
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier[1], 1);
+  EXPECT_EQ(p.dir_tier[0], 2);
+}
+
+// While writes come down residents stay where they are (prefetch_file waits for the reads): room is not
+// promised to a move no policy would make.
+TEST(Placement, NoMovesUpWhileWritesComeDown) {
+  std::vector<mlbs::engine::policies::PlacementItem> ranked = {{4096, 4096, 0, 2}};
+  EXPECT_EQ(mlbs::engine::policies::place(ranked, 0, {0, 4096, 0}, /*moves_up=*/false).dir_tier[0], 2);
+  EXPECT_EQ(mlbs::engine::policies::place(ranked, 0, {0, 4096, 0}, /*moves_up=*/true).dir_tier[0], 1);
+}
+
+// A resident backed by a copy on a slower tier gives its room to a sooner newcomer and falls back to that
+// copy (nothing moves); a later newcomer does not displace it.
+TEST(Placement, BackedResidentGivesWayToASoonerNewcomer) {
+  using mlbs::engine::policies::PlacementItem;
+  PlacementItem backed{4096, 4096, 0, 1};
+  backed.backing = 2;
+  std::vector<PlacementItem> ranked = {{4096, 4096, 0, -1}, backed};  // the newcomer is sooner
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier[0], 1);
+  EXPECT_EQ(p.dir_tier[1], 2) << "falls back to its slower copy";
+  ranked = {backed, {4096, 4096, 0, -1}};  // the newcomer is later
+  p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier[0], 1);
+  EXPECT_EQ(p.dir_tier[1], 2);
+}
+
+// Residents moving up do not take a backed resident's room: dropping its faster copy would cost a read
+// on the slower tier later, and the move reads the slower tier too.
+TEST(Placement, BackedResidentKeepsItsRoomFromMovesUp) {
+  using mlbs::engine::policies::PlacementItem;
+  PlacementItem backed{4096, 4096, 0, 1};
+  backed.backing = 2;
+  std::vector<PlacementItem> ranked = {{4096, 4096, 0, 2}, backed};  // a sooner resident on tier 2
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
+  EXPECT_EQ(p.dir_tier[0], 2);
+  EXPECT_EQ(p.dir_tier[1], 1);
 }
 
 // Reader retention: unread records take the fast tier before residents keep theirs; the resident that loses its room moves down.

@@ -30,6 +30,7 @@ struct Scene {
   bool prefetching = false;
   std::uint64_t horizon = 0;
   bool writing = false;
+  bool copy_ahead = false;
 
   explicit Scene(std::size_t n_tiers) : tiers(n_tiers) {}
 
@@ -46,7 +47,7 @@ struct Scene {
     ranked.push_back(&r);
     return r;
   }
-  View view() const { return {ranked, tiers, persistent, prefetching, horizon, writing}; }
+  View view() const { return {ranked, tiers, persistent, prefetching, horizon, writing, copy_ahead}; }
 };
 
 std::vector<Drop> drops(std::initializer_list<Drop> d) { return d; }
@@ -250,6 +251,92 @@ TEST(Policies, FileTierMovesDropStraysAndMoveDown) {
   p.persistent = true;
   p.add(bit(1) | bit(2), 1);  // the last tier's copy is the durable one, not a stray
   EXPECT_FALSE(file_tier_moves(p.view(), notes));
+
+  Scene b(4);
+  b.add(bit(1) | bit(3), 1);  // scratch: a copy below the target (copy_ahead's) stays
+  EXPECT_FALSE(file_tier_moves(b.view(), notes));
+}
+
+// Copy ahead: while writes come down, an idle slower tier takes a second copy of the furthest record
+// of a half-full tier above it (from that tier, not from DRAM); nothing otherwise.
+TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
+  // Two records on tier 1 (half full), nothing in flight; `change` alters the scene first.
+  auto decide = [](auto change) {
+    Scene s(3);
+    s.writing = s.copy_ahead = true;
+    s.tiers[1].capacity_bytes = 4 * kRec;
+    s.tiers[1].free_bytes = 2 * kRec;
+    s.add(bit(1), 1);
+    s.add(bit(1), 1);
+    change(s);
+    Notes notes;
+    return copy_ahead(s.view(), notes);
+  };
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::copy_ahead);
+  EXPECT_EQ(d->record, 1u) << "the furthest first";
+  EXPECT_EQ(d->src, 1);
+  EXPECT_EQ(d->dst, 2);
+  EXPECT_TRUE(d->drops.empty());
+  const auto next_one = decide([](Scene& s) { s.records[1].copies |= bit(2); });
+  ASSERT_TRUE(next_one);
+  EXPECT_EQ(next_one->record, 0u) << "the furthest is backed already";
+
+  EXPECT_FALSE(decide([](Scene& s) { s.writing = false; })) << "reads have begun";
+  EXPECT_FALSE(decide([](Scene& s) { s.copy_ahead = false; })) << "FIFO, a hint, or Config::copy_ahead off";
+  EXPECT_FALSE(decide([](Scene& s) { s.persistent = true; }));
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].copies_in_flight = 1; })) << "the slower tier is busy";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].free_bytes = 3 * kRec; })) << "the tier above is under half full";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].capacity_bytes = 0; })) << "an unlimited tier gives nothing up";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].free_bytes = kRec - 1; })) << "no free room below";
+  EXPECT_FALSE(decide([](Scene& s) {
+    for (Record& r : s.records) r.copies |= bit(0), r.slot = mlbs::detail::Block::allocate(kRec);
+  })) << "DRAM holds them: their slots must stay free to give";
+}
+
+// Copy ahead comes last: any other decision goes first.
+TEST(Policies, CopyAheadIsTheLastPolicy) {
+  Scene s(3);
+  s.writing = s.copy_ahead = true;
+  s.tiers[1].capacity_bytes = 2 * kRec;
+  s.tiers[1].free_bytes = kRec;
+  s.add(bit(1), 1);
+  Notes notes;
+  EXPECT_EQ(next(s.view(), notes)->purpose, Purpose::copy_ahead);
+  s.add(bit(0), 2);  // a DRAM-only record placed below: drain_dram goes first
+  EXPECT_EQ(next(s.view(), notes)->purpose, Purpose::drain_dram);
+}
+
+// A copy ahead in flight counts as the record's backing copy: it gives way to the next write at once.
+TEST(Pass, ACopyAheadInFlightBacksItsRecord) {
+  std::deque<Record> recs(2);
+  std::vector<Record*> ranked;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    recs[i].id = i;
+    recs[i].gen = i + 1;
+    recs[i].size = kRec;
+    ranked.push_back(&recs[i]);
+  }
+  recs[0].copies = bit(0);  // the newcomer, soonest (LIFO), leaving DRAM
+  recs[1].copies = bit(1);  // on tier 1, its copy ahead to tier 2 under way
+  recs[1].busy = true;
+  recs[1].ahead = 2;
+  Limits limits;
+  limits.dram_bytes = 0;
+  limits.file_bytes = {0, kRec, 0};
+  limits.moves_up = false;
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 1);
+  EXPECT_EQ(recs[1].dir_target, 2);
+  recs[1].ahead = -1;  // no copy ahead: the newcomer goes to the slower tier
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 2);
+  EXPECT_EQ(recs[1].dir_target, 1);
+  limits.persistent = true;  // a last-tier copy backs nothing in persistent mode
+  recs[1].copies = bit(1) | bit(2);
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[1].dir_target, 1);
 }
 
 // Prefetch into DRAM only with a known schedule, soonest first, and never overtaking a record that does not fit yet.

@@ -1,6 +1,7 @@
 // Tests of the DRAM slot pool: the memory tier's byte budget, its 4096-aligned
 // arena extents, coalescing, the fragmentation fallback and the O(1) exchange
 // (src/tiers/memory/slot_pool.*, include/mlbs/detail/block.hpp).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -244,5 +245,20 @@ TEST(SlotPool, EmptyPoolIsPrefaulted) {
   pool.wait_prefaulted();
   EXPECT_EQ(pool.prefaulted_bytes(), 0u);
 }
-}  // namespace
+// A zeroed block reads as zeros whatever its size (a mapping of its own when large, untouched until
+// written) and goes back whole, also after moving between handles (ASan checks the unmap or free).
+TEST(Block, ZeroedBlocksAreZeroAndGoBackWhole) {
+  for (std::size_t bytes : {std::size_t{100}, std::size_t{3u << 20} + 5}) {
+    mlbs::detail::Block b = mlbs::detail::Block::allocate_zeroed(bytes);
+    ASSERT_TRUE(b);
+    EXPECT_GE(b.capacity(), bytes);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % mlbs::detail::kBlockAlign, 0u);
+    EXPECT_TRUE(std::all_of(b.data(), b.data() + b.capacity(), [](std::byte x) { return x == std::byte{0}; }));
+    std::memset(b.data(), 0xab, bytes);
+    mlbs::detail::Block other = mlbs::detail::Block::allocate(4096);
+    b.swap(other);
+    EXPECT_EQ(other.data()[bytes - 1], std::byte{0xab});
+  }
+}
 
+}  // namespace

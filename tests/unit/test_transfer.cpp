@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "catalog/checksum.hpp"
@@ -91,6 +92,54 @@ TEST(Transfer, TierToTierGoesThroughStagingInPieces) {
   const auto digest = transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, true);
   EXPECT_EQ(dst.bytes, src.bytes);
   EXPECT_EQ(dst.calls, (std::vector<std::size_t>{4096, 4096, 4096, 100}));
+  EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
+}
+
+// Between two tiers with room for two pieces in staging: the next piece is read while the last is written
+// (held), so neither device waits for the other; every held write waits for the one before (it is given
+// the half the next read goes to), and the bytes arrive whole.
+TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
+  /// A writer whose held bytes land only when the next call (or commit) comes, as a device's would.
+  struct Held final : mlbs::tiers::ObjectWriter {
+    std::vector<std::byte> bytes;
+    std::vector<std::string>* log = nullptr;
+    const std::byte* held = nullptr;
+    std::uint64_t held_off = 0;
+    std::size_t held_n = 0;
+    void land() {
+      if (!held) return;
+      if (bytes.size() < held_off + held_n) bytes.resize(held_off + held_n);
+      std::memcpy(bytes.data() + held_off, held, held_n);
+      held = nullptr;
+    }
+    void write(std::uint64_t, const std::byte*, std::size_t) override { FAIL() << "expected held writes"; }
+    void write_held(std::uint64_t offset, const std::byte* data, std::size_t n) override {
+      land();
+      log->push_back("write " + std::to_string(offset));
+      held = data, held_off = offset, held_n = n;
+    }
+    void commit(bool) override { land(); }
+  };
+  struct Logged final : mlbs::tiers::ObjectReader {
+    std::vector<std::byte> bytes;
+    std::vector<std::string>* log = nullptr;
+    void read(std::uint64_t offset, std::byte* data, std::size_t n) override {
+      log->push_back("read " + std::to_string(offset));
+      std::memcpy(data, bytes.data() + offset, n);
+    }
+  };
+  std::vector<std::string> log;
+  Logged src;
+  src.log = &log;
+  src.bytes = pattern(3 * 4096 + 100);
+  Held dst;
+  dst.log = &log;
+  Block staging = Block::allocate(2 * 4096);
+  const auto digest = transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, true);
+  EXPECT_EQ(log, (std::vector<std::string>{"read 0", "write 0", "read 4096", "write 4096", "read 8192",
+                                           "write 8192", "read 12288", "write 12288"}));
+  dst.commit(false);
+  EXPECT_EQ(dst.bytes, src.bytes);
   EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
 }
 

@@ -245,6 +245,7 @@ struct Run {
                         {"reader_retention", mlbs::to_string(o.reader_retention)},
                         {"read_order", plan.fifo ? "fifo" : "lifo"},
                         {"hint_records", o.hint_records},
+                        {"copy_ahead", !o.no_copy_ahead},
                         {"compute", o.compute ? "stencil" : "none"},
                         {"helper_threads", o.helper_threads},
                         {"io_chunk_bytes", o.io_chunk_bytes},
@@ -345,6 +346,8 @@ int main(int argc, char** argv) {
   app.add_option("--fast-bw", fast_bw_s, "bandwidth cap of the fast tier, bytes/s; 0 = none; per rank under MPI");
   app.add_flag("--hint-records", o.hint_records, "mlbs: tell the LIFO schedule how many snapshots will come "
                                                 "(schedule lifo:N)");
+  app.add_flag("--no-copy-ahead", o.no_copy_ahead, "mlbs: Config::copy_ahead off (no early second copies on "
+                                                  "an idle slower tier; docs/architecture.md)");
   app.add_option("--codec", o.codec,
                  "mlbs: compress snapshots below DRAM (none, lz4, zstd[:LEVEL], zfp:accuracy=X, zfp:precision=BITS, "
                  "zfp:rate=BITS; docs/codecs.md); with ZFP, rtm reports image_rel_l2_error against an exact mode")

@@ -754,6 +754,7 @@ mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs
   cfg.durability = o.durability;
   cfg.layout = o.layout;
   cfg.helper_threads = o.helper_threads;
+  cfg.copy_ahead = !o.no_copy_ahead;
   if (!writebehind) {
     cfg.reader_retention = o.reader_retention;
     cfg.codec = o.codec;

@@ -48,6 +48,8 @@ struct Options {
   /// --hint-records: the mlbs modes' LIFO schedule carries the snapshot count
   /// (Schedule::lifo(N), "lifo:N"), as an RTM code that knows its time steps can.
   bool hint_records = false;
+  /// --no-copy-ahead: the mlbs modes' Config::copy_ahead off.
+  bool no_copy_ahead = false;
   /// --codec: the mlbs mode's Config::codec (docs/codecs.md); "none" by default.
   std::string codec = "none";
   /// --codec-when: the mlbs mode's Config::codec_when.

@@ -34,6 +34,11 @@ class MLBS_API Block {
   /// The same, left untouched: pages cost their first touch when written
   /// (codec frames, of which only the stored bytes are ever written).
   static Block allocate_untouched(std::size_t bytes);
+  /// Zero-filled, and for large blocks left untouched (fresh pages of their
+  /// own mapping, zero by the kernel's guarantee): a Store's working buffer,
+  /// whose first touch is the application's own first write, as with any
+  /// array it allocates (zeroing 1 GiB here would take seconds).
+  static Block allocate_zeroed(std::size_t bytes);
   Block(std::byte* ptr, std::size_t capacity, std::shared_ptr<ExtentHome> home) noexcept
       : ptr_(ptr), capacity_(capacity), home_(std::move(home)) {}
   Block(Block&& o) noexcept { swap(o); }
@@ -52,6 +57,7 @@ class MLBS_API Block {
   void swap(Block& o) noexcept {
     std::swap(ptr_, o.ptr_);
     std::swap(capacity_, o.capacity_);
+    std::swap(mapped_, o.mapped_);
     home_.swap(o.home_);
   }
   void reset() noexcept;
@@ -59,6 +65,7 @@ class MLBS_API Block {
  private:
   std::byte* ptr_ = nullptr;
   std::size_t capacity_ = 0;
+  bool mapped_ = false;  ///< a mapping of its own (allocate_zeroed): unmapped, not freed
   std::shared_ptr<ExtentHome> home_;
 };
 

@@ -69,6 +69,8 @@ Config Config::from_env() {
   apply("MLBS_CODEC", "codec", [&](const std::string& v, const Where& at) {
     cfg.codec = codec::to_string(codec::parse(v, at.field, at.source, at.line));
   });
+  apply("MLBS_COPY_AHEAD", "copy_ahead",
+        [&](const std::string& v, const Where& at) { cfg.copy_ahead = parse_switch_at(v, at); });
   apply("MLBS_CODEC_WHEN", "codec_when",
         [&](const std::string& v, const Where& at) { cfg.codec_when = parse_codec_when_at(v, at); });
   apply("MLBS_LAYOUT", "layout",

@@ -85,6 +85,8 @@ class TomlReader {
         cfg.reader_retention = parse_reader_retention_at(string(node, at), at);
       } else if (name == "codec") {
         cfg.codec = codec::to_string(codec::parse(string(node, at), at.field, at.source, at.line));
+      } else if (name == "copy_ahead") {
+        cfg.copy_ahead = boolean(node, at);
       } else if (name == "codec_when") {
         cfg.codec_when = parse_codec_when_at(string(node, at), at);
       } else if (name == "tiers") {
@@ -97,7 +99,7 @@ class TomlReader {
       } else {
         Where{name, source_, key.source().begin.line}.fail(
             "unknown key (expected schedule, durability, helper_core, helper_threads, checksums, layout, "
-            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, reader_retention, codec, codec_when, tiers or "
+            "io_chunk, shutdown_timeout_ms, page_cache, live_catalog, live_records, reader_retention, codec, codec_when, copy_ahead, tiers or "
             "[[tier]])");
       }
     }

@@ -53,10 +53,15 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   if (!coming_bytes) coming = 0;
   std::vector<PlacementItem> items(coming, PlacementItem{coming_bytes, detail::round_up_block(coming_bytes), 0});
   items.reserve(coming + ranked.size());
-  for (const catalog::Record* r : ranked)
-    items.push_back({r->file_bytes(), detail::round_up_block(r->size), r->avoid, fastest_copy(*r, last, 0),
-                     r->for_readers});
-  const Placement p = place(items, limits.dram_bytes, limits.file_bytes);
+  for (const catalog::Record* r : ranked) {
+    const int have = fastest_copy(*r, last, 0);
+    int backing = -1;
+    if (!limits.persistent && have > 0)
+      for (int t = have + 1; t <= last && backing < 0; ++t)
+        if ((r->copies & catalog::bit(t)) || r->ahead == t) backing = t;
+    items.push_back({r->file_bytes(), detail::round_up_block(r->size), r->avoid, have, r->for_readers, backing});
+  }
+  const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[coming + i];
     ranked[i]->dir_target = p.dir_tier[coming + i];

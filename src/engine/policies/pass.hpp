@@ -16,6 +16,12 @@ namespace mlbs::engine::policies {
 struct Limits {
   std::uint64_t dram_bytes = 0;           ///< DRAM budget less the headroom of the writes in progress
   std::vector<std::uint64_t> file_bytes;  ///< per tier (index 0 unused); 0 = unlimited
+  /// Persistent mode: every record owes a copy to the last tier, so a copy
+  /// there backs nothing (PlacementItem::backing is for scratch copies).
+  bool persistent = false;
+  /// Residents may move up to faster tiers: not while writes come down
+  /// (prefetch_file() waits for reads; see place()).
+  bool moves_up = true;
 };
 
 /// DRAM budgets of at least this many writes keep room for two of them

@@ -5,7 +5,7 @@
 namespace mlbs::engine::policies {
 
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
-                const std::vector<std::uint64_t>& tier_capacity) {
+                const std::vector<std::uint64_t>& tier_capacity, bool moves_up) {
   constexpr auto kUnlimited = std::numeric_limits<std::uint64_t>::max();
   Placement p;
   p.in_memory.assign(ranked.size(), false);
@@ -52,10 +52,14 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // has room (a shrunken quota sends the latest ones down). Evicting a
   // resident to admit a sooner record would cost two transfers on the faster
   // tier and save nothing on the slower one when each record is read once.
+  auto backed = [&](const PlacementItem& it) {
+    return !it.retain && it.file_copy > 0 && it.backing > it.file_copy && std::size_t(it.backing) < left.size();
+  };
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const PlacementItem& it = ranked[i];
     const int t = it.file_copy;
-    if (!it.retain && t > 0 && static_cast<std::size_t>(t) < left.size() && usable(it, std::size_t(t))) {
+    if (!it.retain && !backed(it) && t > 0 && static_cast<std::size_t>(t) < left.size() &&
+        usable(it, std::size_t(t))) {
       take(std::size_t(t), it.bytes);
       p.dir_tier[i] = t;
     }
@@ -76,11 +80,43 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       return;
     }
   };
+  // Records without a place yet, soonest first: newcomers (and residents
+  // whose tier shrank) take the fastest tier with room; a backed resident
+  // keeps its room if that tier still has it, else stays on its slower copy
+  // (giving up the faster one moves nothing).
   for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const int have = p.dir_tier[i];
-    if (p.in_memory[i]) continue;
-    fastest_with_room(i, have > 0 ? std::size_t(have) : left.size());
+    const PlacementItem& it = ranked[i];
+    if (p.in_memory[i] || p.dir_tier[i] >= 0) continue;
+    if (!backed(it)) {
+      fastest_with_room(i, left.size());
+      continue;
+    }
+    for (const int t : {it.file_copy, it.backing})
+      if (usable(it, std::size_t(t))) {
+        take(std::size_t(t), it.bytes);
+        p.dir_tier[i] = t;
+        break;
+      }
+    if (p.dir_tier[i] < 0) fastest_with_room(i, left.size());
   }
+  // Backed records held in DRAM keep their file copy where room is left.
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const PlacementItem& it = ranked[i];
+    if (!p.in_memory[i] || p.dir_tier[i] >= 0 || !backed(it)) continue;
+    for (const int t : {it.file_copy, it.backing})
+      if (usable(it, std::size_t(t))) {
+        take(std::size_t(t), it.bytes);
+        p.dir_tier[i] = t;
+        break;
+      }
+  }
+  // Then residents not held in DRAM move up into the room left, soonest
+  // first (prefetch between file tiers), unless writes are coming down.
+  if (moves_up)
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      const int have = p.dir_tier[i];
+      if (!p.in_memory[i] && have > 0 && ranked[i].file_copy > 0) fastest_with_room(i, std::size_t(have));
+    }
   // Room nobody else needs is where a DRAM record goes if it must leave
   // early (a flush, an unknown schedule's write-behind).
   for (std::size_t i = 0; i < ranked.size(); ++i)

@@ -17,6 +17,10 @@ struct PlacementItem {
   int file_copy = -1;
   /// Kept for readers (reader retention): claims file-tier room before the others.
   bool retain = false;
+  /// Scratch: the fastest file tier slower than `file_copy` that also holds
+  /// a copy (copy_ahead made it), or -1. Such a resident gives up its room
+  /// first (see place()).
+  int backing = -1;
 };
 
 struct Placement {
@@ -36,10 +40,19 @@ struct Placement {
 /// hold different records: their capacities add up). A record larger than
 /// what is left of a tier skips it; so do avoided tiers.
 ///
+/// A resident *backed* by a copy on a slower tier claims its room last:
+/// records that would otherwise go to a slower tier take it first, and the
+/// backed resident falls back to its slower copy, which moves nothing (its
+/// copy there was made while that tier had nothing else to do).
+///
 /// Records to `retain` for readers go first: each keeps the file copy it has,
 /// or takes the fastest tier with room, before any other record is placed
 /// (residents that lose their room to them move down: retention's cost).
+///
+/// With `moves_up` false (writes are coming down: prefetch_file() waits for
+/// reads) residents stay where they are: room is not promised to a move no
+/// policy would make, which could leave a tier's room on paper only.
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
-                const std::vector<std::uint64_t>& tier_capacity);
+                const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true);
 
 }  // namespace mlbs::engine::policies

@@ -17,6 +17,7 @@ const char* to_string(Purpose p) noexcept {
     case Purpose::persist: return "persist";
     case Purpose::for_readers: return "for readers";
     case Purpose::write_behind: return "write-behind";
+    case Purpose::copy_ahead: return "copy ahead";
   }
   return "?";
 }
@@ -110,9 +111,12 @@ std::optional<Decision> file_tier_moves(const View& v, Notes& notes) {
     if (!idle(r) || r.dir_target < 0) continue;
     const int t = r.dir_target;
     if (r.copies & bit(t)) {
+      // Copies above the target go. Below it, the durable copy stays, and
+      // so does a scratch copy_ahead() made: it lets the target tier give
+      // this record up later without moving it (placement's `backing`).
       Decision strays{Purpose::drop_strays, i, -1, -1, {}};
-      for (int u = 1; u <= v.last(); ++u)  // scratch file copies are exclusive; the durable one stays
-        if (u != t && (r.copies & bit(u)) && !(v.persistent && u == v.last())) strays.drops.push_back({i, u});
+      for (int u = 1; u < t; ++u)
+        if (r.copies & bit(u)) strays.drops.push_back({i, u});
       if (!strays.drops.empty()) return strays;
       continue;
     }
@@ -208,10 +212,33 @@ std::optional<Decision> write_behind(const View& v, Notes& notes) {
   return std::nullopt;
 }
 
+std::optional<Decision> copy_ahead(const View& v, Notes&) {
+  // Only while writes come down (they are what fills the tiers above), and
+  // in scratch mode (persistent records get their last-tier copy anyway).
+  if (!v.writing || v.persistent || !v.copy_ahead) return std::nullopt;
+  for (std::size_t i = v.ranked.size(); i-- > 0;) {
+    const Record& r = *v.ranked[i];
+    const int t = r.dir_target;
+    // Not while DRAM has it too: a busy record's slot cannot be given to a writer.
+    if (!idle(r) || r.error || t <= 0 || t >= v.last() || (r.copies & bit(0)) || !(r.copies & bit(t))) continue;
+    if (r.copies & ~(bit(t + 1) - 1)) continue;  // backed already
+    // Only where the tier above fills: an unlimited one never gives a record
+    // up, and below half full the run may well fit (copies ahead would be
+    // traffic on a slower, often shared, tier for nothing).
+    const TierView& above = v.tiers[t];
+    if (!above.capacity_bytes || above.free_bytes > above.capacity_bytes / 2) continue;
+    const int below = t + 1;
+    const TierView& tv = v.tiers[below];
+    if (tv.copies_in_flight || tv.full_latched || tv.free_bytes < r.file_bytes() || (r.avoid & bit(below))) continue;
+    return copy(Purpose::copy_ahead, i, t, below, {});
+  }
+  return std::nullopt;
+}
+
 std::optional<Decision> next(const View& v, Notes& notes) {
   using Policy = std::optional<Decision> (*)(const View&, Notes&);
-  static constexpr Policy kInOrder[] = {demand_fetch,  drain_dram, file_tier_moves, prefetch_dram,
-                                        prefetch_file, persist,    for_readers,     write_behind};
+  static constexpr Policy kInOrder[] = {demand_fetch, drain_dram,  file_tier_moves, prefetch_dram, prefetch_file,
+                                        persist,      for_readers, write_behind,    copy_ahead};
   for (Policy p : kInOrder)
     if (auto d = p(v, notes)) return d;
   return std::nullopt;

@@ -70,6 +70,18 @@ std::optional<Decision> for_readers(const View& v, Notes& notes);
 ///    every record up to its horizon.
 std::optional<Decision> write_behind(const View& v, Notes& notes);
 
+/// 9. Copy ahead (scratch, while writes come down): a file tier below
+///    another that has no copy in progress takes a second copy of the record
+///    the tier above would give up first (furthest next use, not backed yet),
+///    from DRAM when it has it, into room nobody needs. When the tier above
+///    fills, placement lets that record go for free (PlacementItem::backing):
+///    the slower tier, often the bottleneck, starts with the first records
+///    instead of idling until the faster ones are full, and with a known
+///    schedule nothing is lost when the run turns out to fit (Cao et al.'s
+///    "first opportunity", limited to an idle tier so it never delays a copy
+///    that is needed).
+std::optional<Decision> copy_ahead(const View& v, Notes& notes);
+
 /// The first decision of the policies above, in that order (their priority).
 std::optional<Decision> next(const View& v, Notes& notes);
 

@@ -23,12 +23,17 @@ struct TierView {
   /// file tier its capacity (or this rank's share of a node budget) less what
   /// it holds, 0 when latched full, unlimited = max.
   std::uint64_t free_bytes = std::numeric_limits<std::uint64_t>::max();
+  /// What it may hold in all (this rank's share of a node budget); 0 = unlimited.
+  std::uint64_t capacity_bytes = 0;
   /// The device said ENOSPC: nothing is sent there and nothing is evicted to
   /// make room (room comes back with a completed removal or a flush).
   bool full_latched = false;
   /// Dirty bytes crossed the high water mark and have not yet fallen to the
   /// low one (see write_behind_active()).
   bool write_behind = false;
+  /// Helper copies reading or writing this tier now: a tier with none is
+  /// idle, which copy_ahead() uses.
+  std::uint32_t copies_in_flight = 0;
 };
 
 struct View {
@@ -43,6 +48,11 @@ struct View {
   /// The last call was a write: the file tiers' room is being filled by
   /// records coming down, not freed by reads.
   bool writing = false;
+  /// copy_ahead() may run: a record written now ranks before those written
+  /// already (LIFO without a record-count hint, LRU), so new writes take the
+  /// fast tiers' room from the records there and the furthest of these are
+  /// the ones to leave; and Config::copy_ahead is on.
+  bool copy_ahead = false;
 
   int last() const noexcept { return static_cast<int>(tiers.size()) - 1; }
 };
@@ -65,6 +75,7 @@ enum class Purpose {
   persist,        ///< durability: a copy on the last tier, oldest write first
   for_readers,    ///< reader retention: an unread write's first file copy, for readers to read
   write_behind,   ///< a dirty DRAM record gets its file copy early
+  copy_ahead,     ///< an idle slower tier takes a second copy of what the tier above would give up first
 };
 
 const char* to_string(Purpose p) noexcept;

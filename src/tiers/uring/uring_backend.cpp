@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -45,40 +47,64 @@ namespace {
 bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % kDirectAlign == 0; }
 bool aligned(std::uint64_t n) { return n % kDirectAlign == 0; }
 
-/// This thread's ring. Every call drains what it submitted before it
-/// returns, so a ring holds nothing in flight between calls and objects may
-/// move between threads; helpers never share one (no locks).
-class ThreadRing {
+/// This thread's rings. A call takes one for its requests and gives it back
+/// once they have all completed, so a ring holds nothing in flight between
+/// calls and objects may move between threads; helpers never share one (no
+/// locks). A held write (UringWriter::write_held) keeps its ring until it is
+/// finished, and another object's call on the same thread meanwhile takes a
+/// second ring: its completions are never the held write's (a copy between
+/// two tiers reads the next chunk while the previous one is written).
+class ThreadRings {
  public:
-  ~ThreadRing() { close(); }
-  /// A ring with room for `entries` requests, or nullptr (errno in `err`).
-  io_uring* get(unsigned entries, int& err) {
-    // A forked child must not submit to the ring it shares with its parent.
-    if (entries_ && pid_ != ::getpid()) close();
-    if (entries_ < entries) {
-      close();
-      if (int rc = io_uring_queue_init(entries, &ring_, 0); rc < 0) {
+  struct Ring {
+    io_uring ring{};
+    unsigned entries = 0;
+    pid_t pid = 0;
+    bool taken = false;
+  };
+
+  ~ThreadRings() {
+    for (auto& r : rings_) close(*r);
+  }
+  /// A free ring with room for `entries` requests, or nullptr (errno in `err`).
+  Ring* take(unsigned entries, int& err) {
+    Ring* r = nullptr;
+    for (auto& c : rings_)
+      if (!c->taken) {
+        r = c.get();
+        break;
+      }
+    if (!r) r = rings_.emplace_back(std::make_unique<Ring>()).get();
+    // A forked child must not submit to a ring it shares with its parent.
+    if (r->entries && r->pid != ::getpid()) close(*r);
+    if (r->entries < entries) {
+      close(*r);
+      if (int rc = io_uring_queue_init(entries, &r->ring, 0); rc < 0) {
         err = -rc;
         return nullptr;
       }
-      entries_ = entries;
-      pid_ = ::getpid();
+      r->entries = entries;
+      r->pid = ::getpid();
     }
-    return &ring_;
+    r->taken = true;
+    return r;
   }
-  /// Forgets requests prepared but never submitted (after a failed submit).
-  void close() noexcept {
-    if (entries_) io_uring_queue_exit(&ring_);
-    entries_ = 0;
+  /// Gives `r` back; with `discard`, forgets requests prepared but never
+  /// submitted (after a failed submit) by closing it.
+  static void give(Ring& r, bool discard = false) noexcept {
+    if (discard) close(r);
+    r.taken = false;
   }
 
  private:
-  io_uring ring_{};
-  unsigned entries_ = 0;
-  pid_t pid_ = 0;
+  static void close(Ring& r) noexcept {
+    if (r.entries) io_uring_queue_exit(&r.ring);
+    r.entries = 0;
+  }
+  std::vector<std::unique_ptr<Ring>> rings_;  ///< stable addresses: pipelines point at them
 };
 
-thread_local ThreadRing t_ring;
+thread_local ThreadRings t_rings;
 
 /// The requests of one write() or read() call: up to `depth` in flight on
 /// this thread's ring, each with its own bounce buffer for the transfers that
@@ -105,14 +131,16 @@ class Pipeline {
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
-  /// Starts a call on this thread's ring; 0 or the errno of its set-up.
+  /// Starts a call on one of this thread's rings; 0 or the errno of its set-up.
   int begin(int fd) {
+    settle();  // a call begins with nothing in flight (and no ring taken)
     fd_ = fd;
     failure_.reset();
     free_.clear();
     for (Slot& s : slots_) free_.push_back(&s);
     int err = 0;
-    ring_ = t_ring.get(static_cast<unsigned>(slots_.size()), err);
+    owned_ = t_rings.take(static_cast<unsigned>(slots_.size()), err);
+    ring_ = owned_ ? &owned_->ring : nullptr;
     return err;
   }
 
@@ -148,6 +176,7 @@ class Pipeline {
   void settle() noexcept {
     // A completion may queue its resubmission: loop until both are empty.
     while (queued_ > 0 || in_flight_ > 0) reap_one();
+    if (owned_) ThreadRings::give(*std::exchange(owned_, nullptr));  // nothing of ours is on it now
   }
 
   /// Hands what is queued to the kernel now, without waiting (a held write).
@@ -191,7 +220,7 @@ class Pipeline {
         fail({-rc, false});
         queued_ = 0;
         while (in_flight_ > 0) reap_one();
-        t_ring.close();
+        ThreadRings::give(*std::exchange(owned_, nullptr), /*discard=*/true);
         ring_ = nullptr;
         return;
       }
@@ -234,6 +263,7 @@ class Pipeline {
 
   std::vector<Slot> slots_;
   std::vector<Slot*> free_;
+  ThreadRings::Ring* owned_ = nullptr;  ///< the ring taken for the call in progress (null between calls)
   io_uring* ring_ = nullptr;
   int fd_ = -1;
   unsigned queued_ = 0, in_flight_ = 0;
