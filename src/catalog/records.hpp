@@ -13,6 +13,7 @@
 
 #include "catalog/journal.hpp"
 #include "codec/bypass.hpp"
+#include "codec/share.hpp"
 #include "catalog/recovery.hpp"
 #include "mlbs/detail/block.hpp"
 #include "mlbs/stats.hpp"
@@ -48,6 +49,16 @@ struct Record {
   std::uint64_t frame_checksum = 0;  ///< xxHash3 of the frame (when stored)
   /// Bytes a copy takes on a file tier.
   std::uint64_t file_bytes() const noexcept { return stored ? stored : size; }
+  /// A record only in DRAM whose store's codec will encode it on its way
+  /// down: the bytes its frame is expected to take (codec/share.hpp); 0
+  /// otherwise. Set by each planning pass.
+  std::uint64_t expect = 0;
+  /// A copy of it was given up for lack of room at this size (more than
+  /// `expect`): it is planned at no less from then on.
+  std::uint64_t took = 0;
+  /// What placement and the room for its next file copy count: the frame
+  /// expected for a record not encoded yet, else file_bytes().
+  std::uint64_t plan_bytes() const noexcept { return expect && !stored ? expect : file_bytes(); }
   TierMask copies = 0;              ///< tiers holding a full copy
   detail::Block slot;               ///< the DRAM copy when copies & bit(0)
   std::uint64_t last_use = 0;       ///< LRU clock (unknown schedule)
@@ -96,6 +107,7 @@ struct StoreState {
   /// Its records' codec below DRAM (null: none), and when to skip it.
   std::shared_ptr<const codec::Codec> codec;
   codec::Bypass bypass;
+  codec::StoredShare share;  ///< what its frames take lately: records not encoded yet are planned at it
 };
 
 }  // namespace mlbs::catalog

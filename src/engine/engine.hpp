@@ -110,6 +110,12 @@ class Engine {
     std::uint64_t frame_checksum = 0;
     std::uint64_t codec_ns = 0;        ///< encoding or decoding time
   };
+  /// Thrown by execute(): the copy's room was planned at its frame's expected
+  /// size and the tier has not the `bytes` it really takes (complete()
+  /// plans the record again at that size; nothing failed).
+  struct RoomShort {
+    std::uint64_t bytes = 0;
+  };
   struct TierState {
     /// The tier's backend, outermost layer first (quota, throttle, faults,
     /// device); it keeps the tier's Usage. Tier 0 is the memory backend.

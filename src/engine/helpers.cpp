@@ -141,6 +141,14 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
       framed = true;
     }
   }
+  if (bytes > op.reserved) {
+    // Planned at its frame's expected size, the record takes more (a frame
+    // larger than expected, or raw after all): the rest of the room now, or
+    // the copy is given up and planned again at what it really takes.
+    Lock lock(mu_);
+    if (!take(op.dst, bytes - op.reserved)) throw RoomShort{bytes};
+    op.reserved = bytes;
+  }
   std::unique_ptr<tiers::ObjectWriter> writer =
       tiers_[op.dst].backend->create({op.dst_space, r.id, r.gen, op.store_name}, bytes);
   // Hashed on the way: what is verified (from a file tier), a new frame, or
@@ -216,8 +224,10 @@ void Engine::note_codec(const Op& op) {
   }
   counters_.encode_ns += op.codec_ns;
   StoreState& s = catalog_.store(r.store);
-  if (op.codec)  // a frame not kept (too slow for what it saved) did not pay either
+  if (op.codec) {  // a frame not kept (too slow for what it saved) did not pay either
     s.bypass = codec::tried(s.bypass, r.size, op.stored ? op.stored : r.size);
+    s.share = codec::observed(s.share, r.size, op.stored ? op.stored : r.size);
+  }
   else if (op.bypassed)
     s.bypass = codec::skipped(s.bypass);
 }
@@ -276,6 +286,19 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       mem_->release_slot(std::move(op.block));
     else
       give(op.dst, op.reserved);
+    try {
+      std::rethrow_exception(err);
+    } catch (const RoomShort& s) {
+      // Nothing failed: the record stays where it is and is planned at what
+      // it takes (the next pass may send it elsewhere).
+      r.took = s.bytes;
+      ++tiers_[op.dst].stats.stalls;
+      ranking_dirty_ = true;
+      if (!r.retired) publish(r);
+      settle(r);
+      return;
+    } catch (...) {
+    }
     int code = 0;
     bool source_failed = false;  // the copy we read from is bad, not the tier we wrote to
     try {

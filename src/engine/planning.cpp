@@ -87,6 +87,14 @@ void Engine::refresh_placement() {
       const auto held = static_cast<std::uint64_t>(std::ranges::distance(catalog_.records_in(s)));
       coming += policies::records_to_come(cfg_.schedule.expected_records, held, last_write_bytes_ > 0);
     }
+  // Records only in DRAM that their store's codec will encode on the way
+  // down are planned at the share its frames took lately (codec/share.hpp).
+  const bool codec_wanted = codec::wanted(cfg_.codec_when, need_);
+  for (Record* r : ranked_) {
+    const StoreState& st = catalog_.store(r->store);
+    const bool encodes = st.codec && codec_wanted && codec::should_try(st.bypass) && r->copies == bit(0);
+    r->expect = encodes ? std::max(codec::planned_bytes(st.share, r->size), r->took) : 0;
+  }
   policies::place_records(ranked_, limits, coming, last_write_bytes_);
   // Shared tiers: publish what this rank would keep there if it had the room
   // (everything placement sends below DRAM to that tier or further down), so
@@ -96,7 +104,7 @@ void Engine::refresh_placement() {
     if (!ts.node) continue;
     std::uint64_t demand = 0;
     for (const Record* r : ranked_)
-      if (!r->want_mem && (r->dir_target >= t || r->dir_target < 0)) demand += r->file_bytes();
+      if (!r->want_mem && (r->dir_target >= t || r->dir_target < 0)) demand += r->plan_bytes();
     if (demand != ts.demand) {
       ts.demand = demand;
       ts.node->publish_demand(demand);
@@ -286,9 +294,11 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
     if (!block) return std::nullopt;
     op.block = std::move(*block);
   } else {
-    // Room for the record as it is stored; a frame made on the way gives back what it saved.
-    if (!take(dst, r.file_bytes())) return std::nullopt;
-    op.reserved = r.file_bytes();
+    // Room for the record as it is stored, or as its frame is expected to be
+    // (a frame made on the way gives back what it saved, or takes the rest).
+    const std::uint64_t room = r.plan_bytes();
+    if (!take(dst, room)) return std::nullopt;
+    op.reserved = room;
     if (src == 0 && st.codec && !(r.copies & ~bit(0))) {  // its first file copy: the frame is made now
       if (!codec::wanted(cfg_.codec_when, need_))
         op.unneeded = true;

@@ -321,6 +321,11 @@ class Model {
         w_.hint_records && w_.schedule == Schedule::Kind::lifo
             ? pol::records_to_come(w_.records, records_.size(), last_write_ > 0)
             : 0;
+    // As the engine: a record not encoded yet is planned at the frame it will make.
+    for (Record* r : ranked_)
+      r->expect = m_.codec_ratio > 1.0 && r->copies == bit(0)
+                      ? std::max<std::uint64_t>(1, std::uint64_t(double(r->size) / m_.codec_ratio))
+                      : 0;
     pol::place_records(ranked_, limits, coming, last_write_);
     const auto dirty = pol::dirty_bytes(ranked_, tiers(), m_.persistent);
     for (int t = 0; t < last(); ++t) {

@@ -260,6 +260,62 @@ TEST(CodecEngine, LosslessRecordsComeBackExactAndTiersHoldTheFrames) {
   EXPECT_EQ(s.tiers[2].used_bytes, 0u);
 }
 
+// A record not encoded yet is planned at what the store's frames take lately: a fast tier with room
+// for barely one raw record takes the records' frames instead of sending them to the slow tier (planned
+// raw, the third would not have fitted), and they all come back exact.
+TEST(CodecEngine, RecordsArePlannedAtTheirFramesNotTheirSize) {
+  REQUIRE_CODEC("zstd");
+  TempDir dir;
+  mlbs::Config cfg = tiers(dir, "zstd:1");
+  cfg.tiers[1].capacity_bytes = kElems * sizeof(float) + kElems * sizeof(float) / 20;
+  cfg.copy_ahead = false;
+  mlbs::Runtime rt(cfg);
+  const std::uint64_t n = 12;
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_waves(u, 0, n);
+  u.flush();
+  int on_fast = 0;
+  for (std::uint64_t id = 0; id < n; ++id) {
+    const mlbs::RecordInfo info = u.info(id);
+    on_fast += std::find(info.tiers.begin(), info.tiers.end(), 1) != info.tiers.end();
+  }
+  std::printf("records with a copy on the fast tier: %d of %llu\n", on_fast, static_cast<unsigned long long>(n));
+  EXPECT_GE(on_fast, 6) << "the fast tier holds a frame of all but the first few records below DRAM";
+  EXPECT_LE(rt.stats().tiers[1].peak_used_bytes, cfg.tiers[1].capacity_bytes);
+  for (std::uint64_t id = n; id-- > 0;) ASSERT_TRUE(reads_wave(u, id));
+}
+
+// A record whose frame turns out larger than planned (noise after waves: planned at the waves' share,
+// stored raw) takes the rest of the room when its copy is made; where that room is not there, the copy is
+// given up (a stall, no error) and the record is planned again at what it takes: it goes to the slow tier
+// and comes back exact.
+TEST(CodecEngine, AFrameLargerThanPlannedIsPlannedAgainAtItsSize) {
+  REQUIRE_CODEC("zstd");
+  TempDir dir;
+  mlbs::Config cfg = tiers(dir, "zstd:1");
+  cfg.tiers[1].capacity_bytes = kElems * sizeof(float) + kElems * sizeof(float) / 20;
+  cfg.copy_ahead = false;
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_waves(u, 0, 8);
+  u.flush();  // five frames on the fast tier: far less room left than one raw record, the share known
+  std::mt19937 rng(5);
+  std::vector<float> noise(kElems);
+  for (float& x : noise) x = std::uniform_real_distribution<float>(-1, 1)(rng);
+  std::copy(noise.begin(), noise.end(), u.begin());
+  u.write(100);
+  write_waves(u, 8, 11);  // pushes the noise out of DRAM
+  u.flush();
+  const mlbs::RecordInfo info = u.info(100);
+  EXPECT_EQ(info.tiers, std::vector<int>{2}) << "the raw record does not fit the fast tier";
+  EXPECT_GE(rt.stats().tiers[1].stalls, 1u) << "its copy there was given up";
+  EXPECT_LE(rt.stats().tiers[1].peak_used_bytes, cfg.tiers[1].capacity_bytes);
+  for (std::uint64_t id = 11; id-- > 8;) ASSERT_TRUE(reads_wave(u, id));
+  u.read(100);
+  EXPECT_TRUE(std::equal(u.begin(), u.end(), noise.begin()));
+  for (std::uint64_t id = 8; id-- > 0;) ASSERT_TRUE(reads_wave(u, id));
+}
+
 // Random bytes do not compress: stored raw, exact, and after a few attempts the store stops trying for a while.
 TEST(CodecEngine, IncompressibleRecordsAreStoredRawAndBypassed) {
   REQUIRE_CODEC("lz4");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codec/bypass.hpp"
+#include "codec/share.hpp"
 #include "codec/codec.hpp"
 #include "codec/frame.hpp"
 #include "codec/need.hpp"
@@ -401,6 +402,24 @@ TEST(CodecNeed, WindowDoublesWhenTheWaitsComeBack) {
     EXPECT_TRUE(codec::wanted(mlbs::CodecWhen::needed, n));
   }
   EXPECT_EQ(n.window, codec::kMaxWindow);
+}
+
+// --- planning records not encoded yet (codec/share.hpp) ---
+
+// Nothing known: a record is planned at its size; the first attempt sets the share, later ones move it a
+// quarter of the way; a record stored raw counts as a share of 1.
+TEST(CodecShare, PlansAtWhatTheFramesTookLately) {
+  codec::StoredShare s;
+  EXPECT_EQ(codec::planned_bytes(s, 1000), 1000u);
+  s = codec::observed(s, 1000, 100);
+  EXPECT_EQ(codec::planned_bytes(s, 1000), 100u);
+  s = codec::observed(s, 1000, 500);
+  EXPECT_EQ(codec::planned_bytes(s, 1000), 200u);  // 0.1 + (0.5 - 0.1) / 4
+  s = codec::observed(s, 1000, 1000);              // stored raw
+  EXPECT_EQ(codec::planned_bytes(s, 1000), 400u);
+  EXPECT_EQ(codec::planned_bytes(codec::observed({}, 100, 0), 100), 1u) << "at least a byte";
+  EXPECT_EQ(codec::planned_bytes(codec::observed({}, 100, 200), 100), 100u) << "never more than its size";
+  EXPECT_EQ(codec::planned_bytes(s, 0), 0u);
 }
 
 }  // namespace

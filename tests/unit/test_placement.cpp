@@ -235,6 +235,22 @@ TEST(Placement, BackedResidentGivesWayToASoonerNewcomer) {
   EXPECT_EQ(p.dir_tier[1], 2);
 }
 
+// A backed resident at least twice the newcomer's size keeps its room: giving it up would cost the slower
+// tier more (a read of the resident) than the newcomer there does (its write and read).
+TEST(Placement, BackedResidentTwiceTheNewcomerKeepsItsRoom) {
+  using mlbs::engine::policies::PlacementItem;
+  PlacementItem backed{8192, 8192, 0, 1};
+  backed.backing = 2;
+  std::vector<PlacementItem> ranked = {{4096, 4096, 0, -1}, backed};
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 8192, 0});
+  EXPECT_EQ(p.dir_tier[1], 1);
+  EXPECT_EQ(p.dir_tier[0], 2);
+  ranked[0].bytes = 4097;  // more than half its size: the resident makes way
+  p = mlbs::engine::policies::place(ranked, 0, {0, 8192, 0});
+  EXPECT_EQ(p.dir_tier[0], 1);
+  EXPECT_EQ(p.dir_tier[1], 2);
+}
+
 // Residents moving up do not take a backed resident's room: dropping its faster copy would cost a read
 // on the slower tier later, and the move reads the slower tier too.
 TEST(Placement, BackedResidentKeepsItsRoomFromMovesUp) {

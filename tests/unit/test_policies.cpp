@@ -293,6 +293,10 @@ TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
   EXPECT_FALSE(decide([](Scene& s) {
     for (Record& r : s.records) r.copies |= bit(0), r.slot = mlbs::detail::Block::allocate(kRec);
   })) << "DRAM holds them: their slots must stay free to give";
+  EXPECT_FALSE(decide([](Scene& s) {
+    s.records[0].size = s.records[1].size = 2 * kRec;
+    s.add(bit(0), -1, true);  // the latest write: half their size, it would not take their room
+  })) << "no write would take their room";
 }
 
 // Copy ahead comes last: any other decision goes first.
@@ -306,6 +310,35 @@ TEST(Policies, CopyAheadIsTheLastPolicy) {
   EXPECT_EQ(next(s.view(), notes)->purpose, Purpose::copy_ahead);
   s.add(bit(0), 2);  // a DRAM-only record placed below: drain_dram goes first
   EXPECT_EQ(next(s.view(), notes)->purpose, Purpose::drain_dram);
+}
+
+// A record not encoded yet is placed, and drained, at the frame it is expected to make: it fits a fast
+// tier its raw bytes would not.
+TEST(Pass, ARecordNotEncodedYetIsPlannedAtItsExpectedFrame) {
+  std::deque<Record> recs(1);
+  recs[0].size = 4 * kRec;
+  recs[0].copies = bit(0);
+  recs[0].expect = kRec;
+  std::vector<Record*> ranked{&recs[0]};
+  Limits limits;
+  limits.dram_bytes = 0;
+  limits.file_bytes = {0, 2 * kRec, 0};
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 1);
+  recs[0].expect = 0;  // planned raw: too large for the fast tier
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 2);
+
+  Scene s(3);
+  s.tiers[1].free_bytes = 2 * kRec;
+  Record& r = s.add(bit(0), 1, false, 4 * kRec);
+  r.expect = kRec;
+  Notes notes;
+  const auto d = drain_dram(s.view(), notes);
+  ASSERT_TRUE(d) << "the drain checks the room for the expected frame, not the raw bytes";
+  EXPECT_EQ(d->dst, 1);
+  r.stored = 3 * kRec;  // encoded: its frame is what counts
+  EXPECT_EQ(r.plan_bytes(), 3 * kRec);
 }
 
 // A copy ahead in flight counts as the record's backing copy: it gives way to the next write at once.

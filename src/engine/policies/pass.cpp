@@ -59,7 +59,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     if (!limits.persistent && have > 0)
       for (int t = have + 1; t <= last && backing < 0; ++t)
         if ((r->copies & catalog::bit(t)) || r->ahead == t) backing = t;
-    items.push_back({r->file_bytes(), detail::round_up_block(r->size), r->avoid, have, r->for_readers, backing});
+    items.push_back({r->plan_bytes(), detail::round_up_block(r->size), r->avoid, have, r->for_readers, backing});
   }
   const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up);
   for (std::size_t i = 0; i < ranked.size(); ++i) {

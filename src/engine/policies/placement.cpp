@@ -1,6 +1,7 @@
 #include "engine/policies/placement.hpp"
 
 #include <limits>
+#include <vector>
 
 namespace mlbs::engine::policies {
 
@@ -51,19 +52,47 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // File tiers: a record keeps the copy it has, soonest first while the tier
   // has room (a shrunken quota sends the latest ones down). Evicting a
   // resident to admit a sooner record would cost two transfers on the faster
-  // tier and save nothing on the slower one when each record is read once.
-  auto backed = [&](const PlacementItem& it) {
-    return !it.retain && it.file_copy > 0 && it.backing > it.file_copy && std::size_t(it.backing) < left.size();
-  };
+  // tier and save nothing on the slower one when each record is read once —
+  // unless the resident is backed (below).
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const PlacementItem& it = ranked[i];
     const int t = it.file_copy;
-    if (!it.retain && !backed(it) && t > 0 && static_cast<std::size_t>(t) < left.size() &&
-        usable(it, std::size_t(t))) {
+    if (!it.retain && t > 0 && static_cast<std::size_t>(t) < left.size() && usable(it, std::size_t(t))) {
       take(std::size_t(t), it.bytes);
       p.dir_tier[i] = t;
     }
   }
+  auto backed = [&](const PlacementItem& it) {
+    return !it.retain && it.file_copy > 0 && it.backing > it.file_copy && std::size_t(it.backing) < left.size();
+  };
+  // A backed resident's faster copy can be given up for nothing: room for
+  // record i on tier t from the backed residents there ranked after it,
+  // furthest first, each smaller than twice record i (the record, written
+  // to the slower tier instead, would cost it a write and a read; the
+  // resident, already there, a read); all or none. They fall back to their
+  // slower copy.
+  auto evict_backed = [&](std::size_t i, std::size_t t) {
+    const PlacementItem& it = ranked[i];
+    if ((it.avoid_mask >> t) & 1u) return false;
+    std::uint64_t room = left[t];
+    std::vector<std::size_t> out;
+    for (std::size_t j = ranked.size(); j-- > i + 1 && room < it.bytes;) {
+      const PlacementItem& r = ranked[j];
+      if (p.dir_tier[j] != static_cast<int>(t) || r.file_copy != static_cast<int>(t) || !backed(r) ||
+          r.bytes >= 2 * it.bytes)
+        continue;
+      out.push_back(j);
+      room += r.bytes;
+    }
+    if (room < it.bytes) return false;
+    for (std::size_t j : out) {
+      give(t, ranked[j].bytes);
+      const auto b = static_cast<std::size_t>(ranked[j].backing);
+      left[b] -= std::min(left[b], ranked[j].bytes);  // its copy is there already
+      p.dir_tier[j] = ranked[j].backing;
+    }
+    return true;
+  };
   // Free room goes to the soonest records: newcomers take the fastest tier
   // with room; residents not held in DRAM move up into it (prefetch between
   // file tiers). A record read from DRAM has no use for a faster file copy,
@@ -80,33 +109,15 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       return;
     }
   };
-  // Records without a place yet, soonest first: newcomers (and residents
-  // whose tier shrank) take the fastest tier with room; a backed resident
-  // keeps its room if that tier still has it, else stays on its slower copy
-  // (giving up the faster one moves nothing).
+  // Records without a place yet, soonest first (newcomers, and residents
+  // whose tier shrank): the fastest tier with room, or where backed
+  // residents can give theirs up.
   for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const PlacementItem& it = ranked[i];
     if (p.in_memory[i] || p.dir_tier[i] >= 0) continue;
-    if (!backed(it)) {
-      fastest_with_room(i, left.size());
-      continue;
-    }
-    for (const int t : {it.file_copy, it.backing})
-      if (usable(it, std::size_t(t))) {
-        take(std::size_t(t), it.bytes);
-        p.dir_tier[i] = t;
-        break;
-      }
-    if (p.dir_tier[i] < 0) fastest_with_room(i, left.size());
-  }
-  // Backed records held in DRAM keep their file copy where room is left.
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const PlacementItem& it = ranked[i];
-    if (!p.in_memory[i] || p.dir_tier[i] >= 0 || !backed(it)) continue;
-    for (const int t : {it.file_copy, it.backing})
-      if (usable(it, std::size_t(t))) {
-        take(std::size_t(t), it.bytes);
-        p.dir_tier[i] = t;
+    for (std::size_t t = 1; t < left.size(); ++t)
+      if (usable(ranked[i], t) || evict_backed(i, t)) {
+        take(t, ranked[i].bytes);
+        p.dir_tier[i] = static_cast<int>(t);
         break;
       }
   }

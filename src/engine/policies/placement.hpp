@@ -40,10 +40,12 @@ struct Placement {
 /// hold different records: their capacities add up). A record larger than
 /// what is left of a tier skips it; so do avoided tiers.
 ///
-/// A resident *backed* by a copy on a slower tier claims its room last:
-/// records that would otherwise go to a slower tier take it first, and the
-/// backed resident falls back to its slower copy, which moves nothing (its
-/// copy there was made while that tier had nothing else to do).
+/// A resident *backed* by a copy on a slower tier gives its room to a sooner
+/// record without a place when that record needs it and is more than half
+/// its size, and falls back to its slower copy, which moves nothing (the
+/// copy was made while that tier had nothing else to do): the record would
+/// have cost the slower tier a write and a read, the resident costs it a
+/// read.
 ///
 /// Records to `retain` for readers go first: each keeps the file copy it has,
 /// or takes the fastest tier with room, before any other record is placed

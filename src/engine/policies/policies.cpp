@@ -100,7 +100,7 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes) {
     const Record& r = *v.ranked[i];
     if (!idle(r) || r.want_mem || r.copies != bit(0) || r.dir_target < 0) continue;
     const int dst = needs_persist(v, r) ? v.last() : r.dir_target;
-    if (auto drops = file_room(v, dst, r.file_bytes(), i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
+    if (auto drops = file_room(v, dst, r.plan_bytes(), i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
   }
   return std::nullopt;
 }
@@ -174,7 +174,7 @@ std::optional<Decision> persist(const View& v, Notes& notes) {
   }
   if (!oldest) return std::nullopt;
   const Record& r = *v.ranked[*oldest];
-  if (auto drops = file_room(v, v.last(), r.file_bytes(), *oldest, notes))
+  if (auto drops = file_room(v, v.last(), r.plan_bytes(), *oldest, notes))
     return copy(Purpose::persist, *oldest, fastest_copy(r, v.last()), v.last(), std::move(*drops));
   return std::nullopt;
 }
@@ -188,7 +188,7 @@ std::optional<Decision> for_readers(const View& v, Notes& notes) {
   }
   if (!oldest) return std::nullopt;
   const Record& r = *v.ranked[*oldest];
-  if (auto drops = file_room(v, r.dir_target, r.file_bytes(), *oldest, notes))
+  if (auto drops = file_room(v, r.dir_target, r.plan_bytes(), *oldest, notes))
     return copy(Purpose::for_readers, *oldest, 0, r.dir_target, std::move(*drops));
   return std::nullopt;
 }
@@ -206,7 +206,7 @@ std::optional<Decision> write_behind(const View& v, Notes& notes) {
     if (!idle(r) || r.copies != bit(0) || r.dir_target < 0) continue;
     const bool due = r.gen <= v.flush_horizon || (over_mark && (!v.prefetching || r.watched));
     if (!due) continue;
-    if (auto drops = file_room(v, r.dir_target, r.file_bytes(), i, notes))
+    if (auto drops = file_room(v, r.dir_target, r.plan_bytes(), i, notes))
       return copy(Purpose::write_behind, i, 0, r.dir_target, std::move(*drops));
   }
   return std::nullopt;
@@ -216,12 +216,19 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
   // Only while writes come down (they are what fills the tiers above), and
   // in scratch mode (persistent records get their last-tier copy anyway).
   if (!v.writing || v.persistent || !v.copy_ahead) return std::nullopt;
+  // New writes give a backed record's room only to records more than half
+  // its size (placement): the latest write's size is what to expect of them.
+  const Record* newest = nullptr;
+  for (const Record* r : v.ranked)
+    if (!newest || r->gen > newest->gen) newest = r;
+  if (!newest) return std::nullopt;
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     const int t = r.dir_target;
     // Not while DRAM has it too: a busy record's slot cannot be given to a writer.
     if (!idle(r) || r.error || t <= 0 || t >= v.last() || (r.copies & bit(0)) || !(r.copies & bit(t))) continue;
     if (r.copies & ~(bit(t + 1) - 1)) continue;  // backed already
+    if (r.file_bytes() >= 2 * newest->plan_bytes()) continue;  // no write would take its room
     // Only where the tier above fills: an unlimited one never gives a record
     // up, and below half full the run may well fit (copies ahead would be
     // traffic on a slower, often shared, tier for nothing).
