@@ -59,10 +59,11 @@ fi
 # with these (no build isolation, so rebuilds are incremental) and runs its
 # pytest suite, which also runs the Devito RTM and checkpointing examples
 # (devito with scipy for its seismic examples; checkpoint-schedules). `pip
-# install .` alone fetches the build tools itself.
+# install .` alone fetches the build tools itself. h5py: transparent mode's
+# test of an HDF5 file written and read by an unmodified program.
 if command -v python3 >/dev/null 2>&1; then
   py_missing=()
-  for mod in nanobind scikit_build_core numpy pytest scipy devito checkpoint_schedules; do
+  for mod in nanobind scikit_build_core numpy pytest scipy devito checkpoint_schedules h5py; do
     python3 -c "import $mod" >/dev/null 2>&1 || py_missing+=("${mod//_/-}")
   done
   if ((${#py_missing[@]})); then

@@ -49,6 +49,12 @@ class MLBS_API Runtime {
 
   /// A snapshot of the catalog's counters, per tier.
   Stats stats() const;
+  /// The read order the planner assumes from now on: fifo, lifo (with or
+  /// without a record count) or unknown, for an application whose order
+  /// changes between phases, or that is learnt as it runs (mlbs-run's
+  /// --schedule auto). An explicit order is given at construction only
+  /// (InvalidArgumentError here). Any thread.
+  void set_schedule(const Schedule& schedule);
   const Config& config() const;
   /// This process's rank and the number of ranks (0 and 1 without MPI).
   int rank() const;

@@ -69,6 +69,10 @@ struct Record {
   int ahead = -1;
   bool retired = false;             ///< released/erased while busy or pinned: finish when idle
   bool demand = false;              ///< a read waits for it
+  /// Read since it was written. A FIFO or LIFO schedule reads each record
+  /// once: one a persistent store keeps after its read then ranks after
+  /// every record still to be read.
+  bool consumed = false;
   bool journaled = false;           ///< persistent: durable on the last tier
   int pins = 0;                     ///< readers copying out of its slot
   TierMask avoid = 0;               ///< tiers that failed for it

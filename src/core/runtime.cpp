@@ -36,6 +36,7 @@ Runtime::~Runtime() {
 }
 
 Stats Runtime::stats() const { return engine_->stats(); }
+void Runtime::set_schedule(const Schedule& schedule) { engine_->set_schedule(schedule); }
 const Config& Runtime::config() const { return engine_->config(); }
 int Runtime::rank() const { return engine_->group() ? engine_->group()->rank() : 0; }
 int Runtime::ranks() const { return engine_->group() ? engine_->group()->size() : 1; }

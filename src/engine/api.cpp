@@ -184,12 +184,14 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   }
   // The schedule's bookkeeping: this use is consumed.
   ++s.consumed[id];
+  r->consumed = true;
+  ranking_dirty_ = true;  // read once: a fifo or lifo schedule ranks it last now
   // A read phase has begun: DRAM need not keep write headroom any more (the
   // next write makes its own room from clean slots).
   last_write_bytes_ = 0;
   r->last_use = catalog_.tick();
   ++counters_.reads;
-  const bool used_again = cfg_.schedule.kind == Schedule::Kind::explicit_order &&
+  const bool used_again = schedule_.kind == Schedule::Kind::explicit_order &&
                           rank_of(*r) < (1ull << 62);
   const bool release = !persistent() && !used_again;
   const std::size_t size = r->size;
@@ -327,6 +329,19 @@ RecordInfo Engine::info(std::uint32_t store, std::uint64_t id) {
   info.durable = r.journaled;
   info.lineage = r.lineage;
   return info;
+}
+
+void Engine::set_schedule(const Schedule& schedule) {
+  if (schedule.kind == Schedule::Kind::explicit_order)
+    throw InvalidArgumentError(EINVAL, "an explicit order is given at construction (Config::schedule) only", {});
+  Lock lock(mu_);
+  if (schedule_.kind == Schedule::Kind::explicit_order)
+    throw InvalidArgumentError(EINVAL, "a runtime constructed with an explicit order keeps it", {});
+  schedule_ = schedule;
+  for (Record* r : catalog_.ranking())
+    if (r) r->rank = catalog::kUnranked;  // every rank changes: sort them all again
+  ranking_dirty_ = true;
+  touch();
 }
 
 Stats Engine::stats() {

@@ -21,6 +21,7 @@
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
 #include "tiers/directory/io_select.hpp"
+#include "tiers/kinds.hpp"
 #include "tiers/registry.hpp"
 
 namespace mlbs::engine {
@@ -31,7 +32,9 @@ namespace mlbs::engine {
 Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     : cfg_(std::move(cfg)), group_(std::move(group)) {
   cfg_.validate();
+  schedule_ = cfg_.schedule;
   codec_ = codec::parse(cfg_.codec, "codec");
+  if (const tiers::TierKind* k = tiers::find_tier_kind(cfg_.tiers.back().kind)) journaled_ = k->journaled;
   tiers_.resize(cfg_.tiers.size());
   for (int t = 0; t <= last(); ++t) {
     TierState& ts = tiers_[t];
@@ -71,9 +74,9 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     }
     ts.backend = std::move(backend);
   }
-  if (cfg_.schedule.kind == Schedule::Kind::explicit_order)
-    for (std::uint32_t i = 0; i < cfg_.schedule.order.size(); ++i)
-      schedule_pos_[cfg_.schedule.order[i]].push_back(i);
+  if (schedule_.kind == Schedule::Kind::explicit_order)
+    for (std::uint32_t i = 0; i < schedule_.order.size(); ++i)
+      schedule_pos_[schedule_.order[i]].push_back(i);
 
   // Helper placement: off the application's cores when it leaves some free
   // (docs/architecture.md, "Threads").

@@ -76,6 +76,9 @@ class Engine {
   void flush(std::uint32_t store);
   RecordInfo info(std::uint32_t store, std::uint64_t id);
   Stats stats();
+  /// Runtime::set_schedule (fifo, lifo, unknown): ranks every record again.
+  void set_schedule(const Schedule& schedule);
+  /// As constructed (set_schedule() changes schedule_, not this).
   const Config& config() const noexcept { return cfg_; }
   const core::Group* group() const noexcept { return group_.get(); }
 
@@ -255,6 +258,9 @@ class Engine {
   [[noreturn]] void throw_not_durable(std::uint32_t store, std::vector<const Record*> owed) const;
   std::uint64_t now_ns() const;
   bool persistent() const noexcept { return cfg_.durability == Durability::persistent; }
+  /// Persistent stores keep a journal on the last tier (false for a kind
+  /// whose objects are durable by themselves: mlbs-run's files tier).
+  bool journaled() const noexcept { return journaled_; }
   int last() const noexcept { return static_cast<int>(tiers_.size()) - 1; }
 
   Config cfg_;
@@ -272,6 +278,8 @@ class Engine {
   std::vector<Record*> ranked_;       ///< soonest next use first (a copy of catalog_.ranking())
   std::vector<Record*> moved_;        ///< refresh_placement()'s scratch: records whose rank changed
   std::vector<policies::TierView> tier_views_;  ///< view()'s storage
+  Schedule schedule_;  ///< the read order placement assumes now (Config::schedule, or set_schedule())
+  bool journaled_ = true;  ///< see journaled()
   bool ranking_dirty_ = true;
   std::deque<Op> removals_;
   /// Removals a helper is executing: (tier, space, id, generation).

@@ -175,7 +175,7 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
                           {op.store_name, r.id, tiers_[op.src].backend->label()});
   }
   if (writer) writer->commit(op.persist);
-  if (op.persist) {
+  if (op.persist && op.journal) {
     try {
       // The record's own checksum; a frame's size and checksum beside it.
       catalog::JournalEntry put{catalog::JournalEntry::Op::put, r.id, r.gen, size,

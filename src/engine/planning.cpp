@@ -21,12 +21,12 @@ namespace mlbs::engine {
 std::uint64_t Engine::rank_of(const Record& r) const {
   std::span<const std::uint32_t> positions;
   std::uint32_t reads_done = 0;
-  if (cfg_.schedule.kind == Schedule::Kind::explicit_order) {
+  if (schedule_.kind == Schedule::Kind::explicit_order) {
     if (auto it = schedule_pos_.find(r.id); it != schedule_pos_.end()) positions = it->second;
     const auto& consumed = catalog_.store(r.store).consumed;
     if (auto c = consumed.find(r.id); c != consumed.end()) reads_done = c->second;
   }
-  return policies::next_use_rank(r, cfg_.schedule.kind, positions, reads_done);
+  return policies::next_use_rank(r, schedule_.kind, positions, reads_done);
 }
 
 void Engine::refresh_placement() {
@@ -81,11 +81,11 @@ void Engine::refresh_placement() {
   // read first, so they claim DRAM and the fast tiers ahead of those written
   // (each store's, the size of the last write).
   std::uint64_t coming = 0;
-  if (cfg_.schedule.kind == Schedule::Kind::lifo && cfg_.schedule.expected_records)
+  if (schedule_.kind == Schedule::Kind::lifo && schedule_.expected_records)
     for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {
       if (!catalog_.store(s).open) continue;
       const auto held = static_cast<std::uint64_t>(std::ranges::distance(catalog_.records_in(s)));
-      coming += policies::records_to_come(cfg_.schedule.expected_records, held, last_write_bytes_ > 0);
+      coming += policies::records_to_come(schedule_.expected_records, held, last_write_bytes_ > 0);
     }
   // Records only in DRAM that their store's codec will encode on the way
   // down are planned at the share its frames took lately (codec/share.hpp).
@@ -139,7 +139,7 @@ bool Engine::readers_changed() {
 std::optional<std::chrono::milliseconds> Engine::reader_check_interval() const {
   // Only a known schedule keeps records out of the file tiers' reach (an
   // unknown one writes behind anyway), and only a live catalog has readers.
-  if (!cfg_.live_catalog || cfg_.schedule.kind == Schedule::Kind::unknown) return std::nullopt;
+  if (!cfg_.live_catalog || schedule_.kind == Schedule::Kind::unknown) return std::nullopt;
   for (const StoreState& s : catalog_.stores())
     if (s.live && !s.watched) return std::chrono::milliseconds(100);
   return std::nullopt;
@@ -150,11 +150,11 @@ policies::View Engine::view() {
   for (int t = 0; t <= last(); ++t)
     tier_views_[t] = {tier_free(t), tier_capacity(t), tiers_[t].full_latched, tiers_[t].wb_active,
                       tiers_[t].copies_in_flight};
-  const Schedule::Kind k = cfg_.schedule.kind;
+  const Schedule::Kind k = schedule_.kind;
   // New writes push the furthest records down unless a hint of the record
   // count let placement put the records written where they will end.
   const bool demotions =
-      cfg_.copy_ahead && ((k == Schedule::Kind::lifo && !cfg_.schedule.expected_records) || k == Schedule::Kind::unknown);
+      cfg_.copy_ahead && ((k == Schedule::Kind::lifo && !schedule_.expected_records) || k == Schedule::Kind::unknown);
   return {ranked_, tier_views_, persistent(), k != Schedule::Kind::unknown, flush_horizon_, last_write_bytes_ > 0,
           demotions};
 }
@@ -188,7 +188,7 @@ void Engine::drop_copy(Record& r, int t) {
     rm.store_name = st.name;
     rm.id = r.id;
     rm.gen = r.gen;
-    if (persistent() && t == last() && r.journaled) {
+    if (persistent() && t == last() && r.journaled && st.journal) {
       rm.journal = st.journal;
       ++st.journal_erases;
     }

@@ -63,7 +63,7 @@ std::uint32_t Engine::open_store(const std::string& name, codec::Element element
   s.persistent_space = name + rank;
   for (int t = 1; t <= last(); ++t) tiers_[t].backend->create_space(space_for(s, t));
   const std::uint32_t index = catalog_.add_store(std::move(s));
-  if (persistent()) {
+  if (persistent() && journaled()) {
     try {
       recover(index);
     } catch (...) {

@@ -245,6 +245,7 @@ class Model {
     res_.read_blocked_s += now_ - blocked_since_;
     blocked("read blocked");
     r.demand = false;
+    r.consumed = true;
     last_write_ = 0;  // a read phase has begun: no write headroom
     r.last_use = ++tick_;
     const std::uint32_t done = ++consumed_[r.id];

@@ -9,7 +9,8 @@ bool TierKind::takes(std::string_view key) const {
 }
 
 const std::vector<TierKind>& tier_kinds() {
-  static const std::vector<TierKind> kinds = {memory_tier_kind(), directory_tier_kind(), mpiio_tier_kind()};
+  static const std::vector<TierKind> kinds = {memory_tier_kind(), directory_tier_kind(), mpiio_tier_kind(),
+                                              files_tier_kind()};
   return kinds;
 }
 
@@ -21,11 +22,13 @@ const TierKind* find_tier_kind(std::string_view spelling) {
 }
 
 std::string tier_kind_list(bool short_spellings) {
-  const auto& kinds = tier_kinds();
+  std::vector<const TierKind*> kinds;
+  for (const TierKind& kind : tier_kinds())
+    if (kind.listed) kinds.push_back(&kind);
   std::string out;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     if (i) out += i + 1 == kinds.size() ? " or " : ", ";
-    out += short_spellings ? kinds[i].spellings.front() : kinds[i].name;
+    out += short_spellings ? kinds[i]->spellings.front() : kinds[i]->name;
   }
   return out;
 }
@@ -33,7 +36,8 @@ std::string tier_kind_list(bool short_spellings) {
 std::vector<std::string> all_tier_keys() {
   std::vector<std::string> keys;
   for (const TierKind& kind : tier_kinds())
-    for (const std::string& key : kind.keys)
+    if (kind.listed)
+      for (const std::string& key : kind.keys)
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
   return keys;
 }

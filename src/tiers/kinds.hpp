@@ -28,6 +28,13 @@ struct TierKind {
   bool has_path = false;               ///< a file-system tier: PATH in a spec, `path` in TOML
   std::vector<std::string> keys;       ///< per-tier keys it takes beyond kind, capacity, block, shared, water marks
   std::string unavailable;             ///< why this build cannot run it (empty: it can)
+  /// As the last tier of a persistent runtime: a journal there names the
+  /// durable records (false: the tier's objects are durable by themselves,
+  /// and no journal, owner lock or recovery is kept for them).
+  bool journaled = true;
+  /// Named in messages that list the kinds (false: a kind only mlbs's own
+  /// tools configure, which a user's spelling of it is refused by name).
+  bool listed = true;
   std::function<Tier(std::string path, std::uint64_t capacity)> make;  ///< a tier with this kind's defaults
   std::function<void(const Tier&, const Config&, const Fail&)> check;  ///< checks of its own fields (may be empty)
 
@@ -47,5 +54,6 @@ std::vector<std::string> all_tier_keys();
 TierKind memory_tier_kind();
 TierKind directory_tier_kind();
 TierKind mpiio_tier_kind();
+TierKind files_tier_kind();
 
 }  // namespace mlbs::tiers

@@ -30,6 +30,13 @@ struct Registry {
     factories["directory"] = [](int index, const Tier& desc, const core::Group*) {
       return make_directory_backend(index, desc);
     };
+    // The program's own files under mlbs-run: the interposition library
+    // registers the real backend (src/intercept/); anywhere else, say so.
+    factories["files"] = [](int index, const Tier&, const core::Group*) -> std::unique_ptr<Backend> {
+      throw ConfigError(fmt::format("tiers[{}].kind", index),
+                        "the files tier is the folder mlbs-run intercepts (docs/transparent.md); a program "
+                        "using mlbs keeps its records in a directory tier");
+    };
 #if MLBS_HAVE_MPI
     // One file shared by all ranks, collective MPI-IO (needs an MPI group).
     factories["mpiio"] = [](int index, const Tier& desc, const core::Group* group) {

@@ -8,9 +8,9 @@ std::uint64_t next_use_rank(const catalog::Record& r, Schedule::Kind kind, std::
   if (r.demand) return 0;
   switch (kind) {
     case Schedule::Kind::fifo:
-      return 1 + r.gen;
+      return r.consumed ? kLater + r.gen : 1 + r.gen;
     case Schedule::Kind::lifo:
-      return kLater - r.gen;
+      return r.consumed ? kLater + r.gen : kLater - r.gen;
     case Schedule::Kind::unknown:
       return kLater - r.last_use;  // least recently used = furthest
     case Schedule::Kind::explicit_order:

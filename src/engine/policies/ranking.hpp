@@ -14,7 +14,8 @@ namespace mlbs::engine::policies {
 /// Where a record ranks by its next use, smaller = sooner (placement keeps
 /// the soonest in the fastest tiers). A record a read waits for ranks first
 /// (0). fifo: write order; lifo: newest first; unknown: least recently used
-/// last; explicit order: its next position in the order, after the
+/// last (fifo and lifo: a record read already, which only a persistent store
+/// keeps, after every record still to be read); explicit order: its next position in the order, after the
 /// `reads_done` reads already made of it (`positions`: where its id appears,
 /// ascending); records the order does not name (or names no more) rank after
 /// every named one, in write order.
