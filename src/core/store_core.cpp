@@ -80,6 +80,9 @@ std::size_t StoreCore::read(std::uint64_t id, Block& buf, std::size_t elem_size)
 void StoreCore::read_exact(std::uint64_t id, Block& buf, std::size_t bytes) {
   live(engine_, name_).read(handle_, id, buf, 1, bytes);
 }
+std::size_t StoreCore::read_into(std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len) {
+  return live(engine_, name_).read_into(handle_, id, dst, offset, len);
+}
 bool StoreCore::contains(std::uint64_t id) const { return live(engine_, name_).contains(handle_, id); }
 void StoreCore::erase(std::uint64_t id) { live(engine_, name_).erase(handle_, id); }
 std::vector<std::uint64_t> StoreCore::ids() const { return live(engine_, name_).ids(handle_); }

@@ -90,7 +90,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
       touch();
       continue;
     }
-    if (idle_version_ == version_ && inflight_ == 0) {
+    if (idle_version_ == version_ && inflight_ == 0 && copying_out_ == 0) {
       unpend();
       touch();
       raise_pending();
@@ -144,9 +144,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   touch();
 }
 
-std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& buf,
-                         std::size_t elem, std::size_t exact) {
-  Lock lock(mu_);
+Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact) {
   raise_pending();
   StoreState& s = store_ref(store);
   Record* r = &get(store, id);
@@ -191,6 +189,13 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   last_write_bytes_ = 0;
   r->last_use = catalog_.tick();
   ++counters_.reads;
+  return r;
+}
+
+std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& buf,
+                         std::size_t elem, std::size_t exact) {
+  Lock lock(mu_);
+  Record* r = await_read(lock, store, id, elem, exact);
   const bool used_again = schedule_.kind == Schedule::Kind::explicit_order &&
                           rank_of(*r) < (1ull << 62);
   const bool release = !persistent() && !used_again;
@@ -220,7 +225,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
     return size;
   }
   // Copy out while pinned (a helper may be reading the same slot: both only read).
-  ++r->pins;
+  ++r->pins, ++copying_out_;
   publish(*r);
   lock.unlock();
   if (buf.capacity() < size) buf = detail::Block::allocate(size);
@@ -228,9 +233,39 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   if (size) copy::bulk(buf.data(), r->slot.data(), size);
   if (copy_start) trace::span("copy out of slot", "copy", copy_start, trace::now_ns(), size);
   lock.lock();
-  --r->pins;
+  --r->pins, --copying_out_;
   finish_read(*r, release);
   return size;
+}
+
+std::size_t Engine::read_into(std::uint32_t store, std::uint64_t id, std::byte* dst, std::size_t offset,
+                              std::size_t len) {
+  Lock lock(mu_);
+  if (!persistent())
+    throw InvalidArgumentError(EINVAL, "a part of a record is read from a persistent store only (a scratch read "
+                                       "releases the record)", ctx(store, id));
+  Record* r = await_read(lock, store, id, 1, detail::kAnySize);
+  const std::size_t size = r->size;
+  const std::size_t n = offset < size ? std::min(len, size - offset) : 0;
+  if (!(r->copies & bit(0))) {
+    detail::Block whole;  // rare: no DRAM room could be made for it
+    read_direct(lock, *r, whole);
+    if (n) std::memcpy(dst, whole.data() + offset, n);
+    finish_read(*r, false);
+    return n;
+  }
+  mem_->count_transfer(false, n);
+  // Copied out while pinned: the slot stays the record's.
+  ++r->pins, ++copying_out_;
+  publish(*r);
+  lock.unlock();
+  const std::uint64_t copy_start = trace::enabled() ? trace::now_ns() : 0;
+  if (n) copy::bulk(dst, r->slot.data() + offset, n);
+  if (copy_start) trace::span("copy out of slot", "copy", copy_start, trace::now_ns(), n);
+  lock.lock();
+  --r->pins, --copying_out_;
+  finish_read(*r, false);
+  return n;
 }
 
 void Engine::finish_read(Record& r, bool release) {

@@ -68,6 +68,10 @@ class Engine {
   void write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes);
   /// `exact`: the record must hold exactly that many bytes (checked before it
   /// is consumed); detail::kAnySize accepts any whole number of elements.
+  /// Persistent stores: bytes [offset, offset + len) of record `id` (clipped
+  /// to its size) copied into `dst`, the record staying where it is (its
+  /// DRAM slot is not handed over); as read() otherwise. Returns the bytes copied.
+  std::size_t read_into(std::uint32_t store, std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len);
   std::size_t read(std::uint32_t store, std::uint64_t id, detail::Block& buf, std::size_t elem,
                    std::size_t exact = detail::kAnySize);
   bool contains(std::uint32_t store, std::uint64_t id);
@@ -174,6 +178,9 @@ class Engine {
   /// read that no DRAM room can be made for.
   void read_direct(Lock& lock, Record& r, detail::Block& buf);
   /// After a reader is done with `r`: release it (scratch) or finish it if retired.
+  /// A read's start: the record found and checked, in DRAM (or none can be
+  /// made there: read it directly), its use noted. mu_ held.
+  Record* await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact);
   void finish_read(Record& r, bool release);
   void complete(Op& op, std::exception_ptr err);
   /// The trace span of one executed helper operation (only when tracing is on).
@@ -291,6 +298,9 @@ class Engine {
   std::uint64_t version_ = 0;        ///< bumped on every state change
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do
   unsigned inflight_ = 0;
+  /// Readers copying out of a pinned DRAM slot: a write finding no room waits
+  /// for them (the slot becomes droppable) rather than being refused.
+  unsigned copying_out_ = 0;
   unsigned idle_helpers_ = 0;        ///< helpers waiting on work_cv_
   bool reader_polling_ = false;      ///< an idle helper looks for new readers now and then
   bool shared_tiers_ = false;        ///< a tier's budget is shared with other ranks (MPI): touch() wakes every helper

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <climits>
 #include <limits>
 
 #include <fmt/format.h>
@@ -118,6 +119,20 @@ Cache* Cache::get() noexcept {
 
 Cache::Cache(Settings s) : settings_(std::move(s)), pid_(::getpid()) {
   if (!settings_.trace.empty()) trace::enable();
+  changed_directory();
+}
+
+void Cache::changed_directory() {
+  char buf[PATH_MAX];
+  std::string now = ::getcwd(buf, sizeof buf) ? normalize(buf) : std::string();
+  std::lock_guard lock(cwd_mu_);
+  cwd_ = std::move(now);
+}
+
+bool Cache::may_intercept(const char* path) const {
+  if (path[0] == '/') return settings_.folder.may_hold(path, {});
+  std::lock_guard lock(cwd_mu_);
+  return settings_.folder.may_hold(path, cwd_);
 }
 
 Cache::~Cache() = default;
@@ -203,7 +218,8 @@ std::shared_ptr<File> Cache::file_at(const std::string& abs, int flags, const st
 
 void Cache::opened(int fd, const std::string& abs, int flags) {
   if (fd < 0) return;
-  if (flags & (O_PATH | O_DIRECTORY)) return;
+  // Folders, paths, and unnamed files (O_TMPFILE names a folder): not cached.
+  if ((flags & (O_PATH | O_DIRECTORY)) || (flags & O_TMPFILE) == O_TMPFILE) return;
   struct stat st;
   if (real::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
   std::shared_ptr<File> f;
@@ -223,7 +239,7 @@ void Cache::opened(int fd, const std::string& abs, int flags) {
   of->fds = 1;
   std::lock_guard lock(mu_);
   if (fds_.size() <= static_cast<std::size_t>(fd)) fds_.resize(static_cast<std::size_t>(fd) + 1);
-  if (!fds_[static_cast<std::size_t>(fd)]) ++fd_count_;
+  if (!fds_[static_cast<std::size_t>(fd)]) ++fd_count_, ++g_fds_open;
   fds_[static_cast<std::size_t>(fd)] = std::move(of);
 }
 
@@ -233,7 +249,7 @@ int Cache::dup_to(int fd, int newfd) {
   std::lock_guard lock(mu_);
   if (fds_.size() <= static_cast<std::size_t>(newfd)) fds_.resize(static_cast<std::size_t>(newfd) + 1);
   auto& slot = fds_[static_cast<std::size_t>(newfd)];
-  if (!slot) ++fd_count_;
+  if (!slot) ++fd_count_, ++g_fds_open;
   slot = of;
   ++of->fds;
   return newfd;
@@ -246,7 +262,7 @@ int Cache::close(int fd) {
     std::lock_guard lock(mu_);
     if (fd >= 0 && static_cast<std::size_t>(fd) < fds_.size() && fds_[static_cast<std::size_t>(fd)]) {
       of = std::move(fds_[static_cast<std::size_t>(fd)]);
-      --fd_count_;
+      --fd_count_, --g_fds_open;
       last = --of->fds == 0;
     }
   }
@@ -334,9 +350,8 @@ void Cache::commit(File& f) {
   if (f.dirty < 0) return;
   const auto k = static_cast<std::uint64_t>(f.dirty);
   if (f.chunks.size() <= k) f.chunks.resize(k + 1);
-  Chunk& chunk = f.chunks[k];
-  const std::uint16_t version = static_cast<std::uint16_t>(chunk.version + 1);
-  if (chunk.state == Chunk::State::stored) store().erase(ChunkId{f.no, k, chunk.version}.id());
+  const Chunk before = f.chunks[k];
+  const std::uint16_t version = static_cast<std::uint16_t>(before.version + 1);
   {
     // From now on only the new version's bytes belong in the chunk's range:
     // a write behind of the old one still in flight is dropped.
@@ -344,10 +359,13 @@ void Cache::commit(File& f) {
     if (f.real->current.size() <= k) f.real->current.resize(k + 1, 0);
     f.real->current[k] = version;
   }
-  chunk = Chunk{Chunk::State::stored, version, f.buf_len};
+  // A write refused (an error the caller reports) leaves the chunk dirty, its
+  // bytes in the buffer: the next commit tries again, nothing is lost.
+  blocking([&] { store().write(ChunkId{f.no, k, version}.id(), f.buf.data(), f.buf_len); });
+  if (before.state == Chunk::State::stored) store().erase(ChunkId{f.no, k, before.version}.id());
+  f.chunks[k] = Chunk{Chunk::State::stored, version, f.buf_len};
   if (f.cached == static_cast<std::int64_t>(k)) f.cached = -1;
   f.dirty = -1;
-  blocking([&] { store().write(ChunkId{f.no, k, version}.id(), f.buf.data(), f.buf_len); });
   give_buffer(std::move(f.buf));
 }
 
@@ -406,12 +424,21 @@ ssize_t Cache::read_at(File& f, std::byte* out, std::size_t n, std::uint64_t off
     } else if (k >= f.chunks.size() || f.chunks[k].state == Chunk::State::hole) {
       std::memset(into, 0, len);
     } else if (f.chunks[k].state == Chunk::State::stored) {
-      if (f.cached != static_cast<std::int64_t>(k)) {
-        if (!f.rbuf) f.rbuf = take_buffer();
-        f.rbuf_len = blocking([&] { return store().read(ChunkId{f.no, k, f.chunks[k].version}.id(), f.rbuf, 1); });
-        f.cached = static_cast<std::int64_t>(k);
+      const Chunk& chunk = f.chunks[k];
+      if (f.cached != static_cast<std::int64_t>(k) && within + len >= chunk.bytes) {
+        // The rest of the chunk at once (a whole array, as np.load reads
+        // it): straight from its DRAM slot into the program's memory.
+        const std::size_t got =
+            blocking([&] { return store().read_into(ChunkId{f.no, k, chunk.version}.id(), into, within, len); });
+        if (got < len) std::memset(into + got, 0, len - got);
+      } else {
+        if (f.cached != static_cast<std::int64_t>(k)) {
+          if (!f.rbuf) f.rbuf = take_buffer();
+          f.rbuf_len = blocking([&] { return store().read(ChunkId{f.no, k, chunk.version}.id(), f.rbuf, 1); });
+          f.cached = static_cast<std::int64_t>(k);
+        }
+        zeros_past(f.rbuf.data(), within < f.rbuf_len ? f.rbuf_len : within);
       }
-      zeros_past(f.rbuf.data(), within < f.rbuf_len ? f.rbuf_len : within);
     } else {
       std::lock_guard lock(f.real->mu);
       const int fd = f.real->descriptor();
@@ -807,7 +834,7 @@ void Cache::uncache(const std::string& abs) {
         // The kernel's offset is the program's from now on.
         real::lseek(static_cast<int>(fd), static_cast<off_t>(fds_[fd]->offset), SEEK_SET);
         fds_[fd].reset();
-        --fd_count_;
+        --fd_count_, --g_fds_open;
       }
     files_.erase(abs);
   }

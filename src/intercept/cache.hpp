@@ -106,6 +106,8 @@ void watch_signals();
 void stop_watching();
 
 class Cache {
+  static inline std::atomic<int> g_fds_open{0};  ///< descriptors intercepted, in every cache (fork)
+
  public:
   /// The process's cache; null when mlbs-run did not ask for one, when its
   /// settings are wrong (said once on stderr), in a forked child, and after exit began.
@@ -114,6 +116,12 @@ class Cache {
   bool intercepts(const std::string& abs) const { return settings_.folder.inside(abs) && !uncached(abs); }
   /// Some descriptor is intercepted (a cheap test before the table).
   bool any_fd() const noexcept { return fd_count_.load(std::memory_order_relaxed) > 0; }
+  static bool fds_open() noexcept { return g_fds_open.load(std::memory_order_relaxed) > 0; }
+  /// A cheap first test of a path the program gave (AT_FDCWD): false when it
+  /// cannot be intercepted.
+  bool may_intercept(const char* path) const;
+  /// chdir() / fchdir() succeeded: relative paths resolve from here now.
+  void changed_directory();
   std::shared_ptr<OpenFile> lookup(int fd) const;
 
   // What the wrappers hand over. Each returns what the call returns, or -1
@@ -185,6 +193,8 @@ class Cache {
   std::set<std::string> uncached_;                      ///< mapped or reopened: never cached again
   std::vector<std::shared_ptr<OpenFile>> fds_;          ///< by descriptor
   std::atomic<int> fd_count_{0};
+  mutable std::mutex cwd_mu_;
+  std::string cwd_;  ///< the working directory (chdir() and fchdir() keep it)
   std::uint64_t next_no_ = 1;
   std::vector<detail::Block> spare_;                    ///< chunk buffers for reuse (first touch is slow)
   static constexpr std::size_t kSpareBuffers = 8;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <vector>
 
 #include "intercept/real.hpp"
@@ -68,6 +69,33 @@ bool under(const std::string& abs, const std::string& root, bool strictly) {
   return abs[root.size()] == '/';
 }
 }  // namespace
+
+namespace {
+/// The path has no "//", "/./" or "/../" (and does not end in "/." or "/.."):
+/// it is normalised already, as most paths programs pass are.
+bool plain(const char* p) {
+  for (; *p; ++p)
+    if (p[0] == '/' && (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || !p[2] || (p[2] == '.' && (p[3] == '/' || !p[3]))))))
+      return false;
+  return true;
+}
+bool starts(const char* p, const std::string& root) {
+  return !root.empty() && std::strncmp(p, root.c_str(), root.size()) == 0 &&
+         (p[root.size()] == '/' || p[root.size()] == '\0' || root == "/");
+}
+}  // namespace
+
+bool Folder::may_hold(const char* path, const std::string& cwd) const {
+  if (given_.empty() || !path) return false;
+  if (path[0] == '/') return !plain(path) || starts(path, given_) || starts(path, resolved_);
+  // Relative: below the folder only if the working directory is in it, or
+  // above it, or the path climbs ("..").
+  if (std::strstr(path, "..")) return true;
+  const auto above = [&](const std::string& root) {
+    return !root.empty() && (root.compare(0, cwd.size(), cwd) == 0 || cwd.compare(0, root.size(), root) == 0);
+  };
+  return cwd.empty() || above(given_) || above(resolved_);
+}
 
 bool Folder::holds(const std::string& abs) const {
   return under(abs, given_, false) || (resolved_ != given_ && under(abs, resolved_, false));

@@ -28,6 +28,10 @@ class Folder {
   explicit Folder(const std::string& path);
   /// `abs` (normalised) is the folder or below it.
   bool holds(const std::string& abs) const;
+  /// False when `path`, as the program gave it, cannot lie below the folder
+  /// (cheap: no allocation); true when it may, and absolute() must tell.
+  /// `cwd`: the working directory, for a relative path.
+  bool may_hold(const char* path, const std::string& cwd) const;
   /// `abs` lies strictly below it (a file or folder inside, not the folder itself).
   bool inside(const std::string& abs) const;
   const std::string& path() const noexcept { return given_; }

@@ -33,18 +33,23 @@ namespace real = mlbs::intercept::real;
 
 namespace {
 
-/// The absolute path of `path` when the cache intercepts it.
+/// The absolute path of `path` when the cache intercepts it. Most paths a
+/// program uses are outside the folder, and told so without an allocation.
 std::optional<std::string> intercepted(Cache* c, int dirfd, const char* path) {
   if (!c || !path) return std::nullopt;
+  if (dirfd == AT_FDCWD && !c->may_intercept(path)) return std::nullopt;
   auto abs = mlbs::intercept::absolute(dirfd, path);
   if (!abs || !c->intercepts(*abs)) return std::nullopt;
   return abs;
 }
 
-/// The open file behind `fd` when the cache has it.
+/// The open file behind `fd` when the cache has it (none of the program's
+/// descriptors are its: one atomic load).
 std::shared_ptr<OpenFile> cached(Cache*& c, int fd) {
+  c = nullptr;
+  if (!Cache::fds_open()) return nullptr;
   c = Cache::get();
-  return c && c->any_fd() ? c->lookup(fd) : nullptr;
+  return c ? c->lookup(fd) : nullptr;
 }
 
 int do_openat(int dirfd, const char* path, int flags, mode_t mode) {
@@ -455,4 +460,19 @@ MLBS_EXPORT int renameat(int fromfd, const char* from, int tofd, const char* to)
 MLBS_EXPORT int renameat2(int fromfd, const char* from, int tofd, const char* to, unsigned flags) {
   before_leaving(fromfd, from, tofd, to);
   return do_rename(fromfd, from, tofd, to, flags);
+}
+
+// --- the working directory (relative paths are resolved against it) --------
+
+MLBS_EXPORT int chdir(const char* path) {
+  const int rc = real::chdir(path);
+  if (rc == 0)
+    if (Cache* c = Cache::get()) c->changed_directory();
+  return rc;
+}
+MLBS_EXPORT int fchdir(int fd) {
+  const int rc = real::fchdir(fd);
+  if (rc == 0)
+    if (Cache* c = Cache::get()) c->changed_directory();
+  return rc;
 }

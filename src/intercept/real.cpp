@@ -77,6 +77,8 @@ MLBS_REAL(ssize_t, copy_file_range, (int in, off_t* in_off, int out, off_t* out_
           (in, in_off, out, out_off, len, flags))
 MLBS_REAL(ssize_t, sendfile, (int out, int in, off_t* off, size_t count), (out, in, off, count))
 MLBS_REAL(ssize_t, readlink, (const char* path, char* buf, size_t size), (path, buf, size))
+MLBS_REAL(int, chdir, (const char* path), (path))
+MLBS_REAL(int, fchdir, (int fd), (fd))
 MLBS_REAL(FILE*, fopen, (const char* path, const char* mode), (path, mode))
 MLBS_REAL(FILE*, fdopen, (int fd, const char* mode), (fd, mode))
 MLBS_REAL(FILE*, freopen, (const char* path, const char* mode, FILE* stream), (path, mode, stream))

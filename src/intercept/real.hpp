@@ -52,6 +52,8 @@ void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off);
 ssize_t copy_file_range(int in, off_t* in_off, int out, off_t* out_off, size_t len, unsigned flags);
 ssize_t sendfile(int out, int in, off_t* off, size_t count);
 ssize_t readlink(const char* path, char* buf, size_t size);
+int chdir(const char* path);
+int fchdir(int fd);
 FILE* fopen(const char* path, const char* mode);
 FILE* fdopen(int fd, const char* mode);
 FILE* freopen(const char* path, const char* mode, FILE* stream);

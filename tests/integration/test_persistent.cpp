@@ -2,10 +2,16 @@
 // a crash after flush(), simulated by a child process that exits without
 // running destructors), are recovered and verified by a later runtime.
 // PersistentRace holds a helper inside one copy (a gate in the directory
-// backend) to hit erase/write/close while that record is busy.
+// backend) to hit erase/write/close while that record is busy, or a reader
+// inside its copy out of a DRAM slot (a userfaultfd destination).
 // PersistentInspect runs tools/mlbs-inspect when $MLBS_INSPECT names it.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +22,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -751,6 +758,95 @@ TEST(PersistentRace, FlushAfterEraseOfARecordBeingPersistedWaitsForTheErase) {
   // What a crash now would recover.
   const auto replay = mlbs::catalog::replay_journal(journal_path(held.dir, "wavefield").string());
   EXPECT_EQ(replay.live.count(5), 0u) << "the acknowledged erase of record 5 is not durable";
+}
+
+// --- a reader held inside its copy out of a DRAM slot --------------------------
+// The destination is a userfaultfd region: the reader's copy faults on its
+// first page and waits in the kernel, its record pinned, until the test
+// fills the region. Deterministic, no sleeping.
+
+class HeldDestination {
+ public:
+  explicit HeldDestination(std::size_t bytes) : bytes_(bytes) {
+    uffd_ = static_cast<int>(::syscall(SYS_userfaultfd, O_CLOEXEC));
+    if (uffd_ < 0) return;
+    uffdio_api api{};
+    api.api = UFFD_API;
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) data_ = static_cast<std::byte*>(p);
+    if (::ioctl(uffd_, UFFDIO_API, &api) != 0 || !data_) {
+      close();
+      return;
+    }
+    uffdio_register reg{};
+    reg.range = {reinterpret_cast<std::uint64_t>(data_), bytes_};
+    reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+    if (::ioctl(uffd_, UFFDIO_REGISTER, &reg) != 0) close();
+  }
+  ~HeldDestination() {
+    release();
+    close();
+  }
+  bool usable() const { return uffd_ >= 0; }
+  std::byte* data() const { return data_; }
+  /// Blocks until a thread faults on the region (it is inside its copy now).
+  void wait_fault() const {
+    uffd_msg msg{};
+    ASSERT_EQ(::read(uffd_, &msg, sizeof msg), static_cast<ssize_t>(sizeof msg));
+    ASSERT_EQ(msg.event, UFFD_EVENT_PAGEFAULT);
+  }
+  /// Maps zero pages under the whole region: the held copy goes on.
+  void release() {
+    if (uffd_ < 0 || released_) return;
+    released_ = true;
+    uffdio_zeropage zp{};
+    zp.range = {reinterpret_cast<std::uint64_t>(data_), bytes_};
+    ::ioctl(uffd_, UFFDIO_ZEROPAGE, &zp);
+  }
+
+ private:
+  void close() {
+    if (uffd_ >= 0) ::close(uffd_);
+    uffd_ = -1;
+    if (data_) ::munmap(data_, bytes_);
+    data_ = nullptr;
+  }
+  std::size_t bytes_;
+  int uffd_ = -1;
+  std::byte* data_ = nullptr;
+  bool released_ = false;
+};
+
+// A write into a DRAM full of records to be read and one a reader copies out of waits for that copy, never refused (found by mlbs-run).
+TEST(PersistentRace, WriteWaitsForAReaderCopyingOutOfAFullDram) {
+  TempDir dir;
+  mlbs::Config cfg = persistent(dir, mlbs::Schedule::fifo());
+  cfg.tiers = {mlbs::Tier::memory(2 * kRecBytes), mlbs::Tier::directory(dir / "slow")};
+  mlbs::Runtime rt(cfg);
+  mlbs::detail::StoreCore core(rt, "parts");
+  std::vector<std::byte> rec(kRecBytes, std::byte{7});
+  for (std::uint64_t id = 0; id < 2; ++id) core.write(id, rec.data(), rec.size());
+  core.flush();
+  HeldDestination held(kRecBytes);
+  if (!held.usable()) GTEST_SKIP() << "userfaultfd is not available here";
+  // DRAM holds records 0 and 1. Record 0, read now, stays pinned while its
+  // copy is held; record 1 is the next read (FIFO), wanted in DRAM.
+  std::jthread reader([&] { core.read_into(0, held.data(), 0, kRecBytes); });
+  held.wait_fault();
+  const std::vector<int> where = core.info(0).tiers;
+  ASSERT_NE(std::find(where.begin(), where.end(), 0), where.end()) << "record 0 was read around DRAM: nothing is pinned";
+  auto write = std::async(std::launch::async, [&] { core.write(10, rec.data(), rec.size()); });
+  // Bounded: a correct write cannot return while record 0's slot is pinned
+  // (the rest is wanted by the next reads); the buggy one was refused at once,
+  // "every quota is full", as soon as the helpers were idle.
+  EXPECT_EQ(write.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "the write returned while the only droppable DRAM slot was pinned";
+  held.release();
+  reader.join();
+  EXPECT_NO_THROW(write.get());
+  EXPECT_EQ(held.data()[0], std::byte{7});
+  core.flush();
+  EXPECT_TRUE(core.contains(10));
 }
 
 // Erasing a recovered record while a helper prefetches it, then closing the store: the erase survives reopen.

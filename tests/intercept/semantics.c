@@ -293,6 +293,35 @@ static void copies(void) {
   show("copied.bin", 4096);
 }
 
+/* Relative paths after chdir() into the folder and into a folder above it. */
+static void relative(void) {
+  char home[4096];
+  CHECK(getcwd(home, sizeof home) != NULL);
+  CHECK(chdir(dir) == 0);
+  FILE* f = fopen("relative.txt", "w");
+  CHECK(f != NULL);
+  fprintf(f, "written after chdir into the folder\n");
+  CHECK(fclose(f) == 0);
+  CHECK(chdir("..") == 0);
+  const char* leaf = strrchr(dir, '/');
+  char rel[4096];
+  snprintf(rel, sizeof rel, "%s/relative.txt", leaf ? leaf + 1 : dir);
+  int fd = open(rel, O_WRONLY | O_APPEND);
+  CHECK(fd >= 0);
+  CHECK(write(fd, "and appended from above it\n", 27) == 27);
+  CHECK(close(fd) == 0);
+  int here = open(".", O_RDONLY | O_DIRECTORY);
+  CHECK(here >= 0);
+  CHECK(chdir(home) == 0);
+  CHECK(fchdir(here) == 0);
+  struct stat st;
+  CHECK(stat(rel, &st) == 0);
+  printf("relative.txt: %lld bytes by a relative stat\n", (long long)st.st_size);
+  close(here);
+  CHECK(chdir(home) == 0);
+  show("relative.txt", 7);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s FOLDER\n", argv[0]);
@@ -307,6 +336,7 @@ int main(int argc, char** argv) {
   forked();
   threads();
   copies();
+  relative();
   printf("done\n");
   return 0;
 }

@@ -52,4 +52,21 @@ TEST(InterceptPaths, FolderTests) {
   EXPECT_TRUE(Folder("/").inside("/anything"));
 }
 
+// The allocation-free first test never turns away a path the folder holds (it may let others through).
+TEST(InterceptPaths, MayHoldKeepsEveryPathTheFolderHolds) {
+  const Folder f("/scratch/run");
+  EXPECT_TRUE(f.may_hold("/scratch/run/a.npy", "/home"));
+  EXPECT_TRUE(f.may_hold("/scratch/run", "/home"));
+  EXPECT_TRUE(f.may_hold("/scratch/x/../run/a", "/home")) << "not normalised: left to the full test";
+  EXPECT_TRUE(f.may_hold("/scratch//run/a", "/home"));
+  EXPECT_FALSE(f.may_hold("/scratch/run2/a", "/home"));
+  EXPECT_FALSE(f.may_hold("/usr/lib/libm.so", "/home"));
+  EXPECT_TRUE(f.may_hold("a.npy", "/scratch/run")) << "the working directory is the folder";
+  EXPECT_TRUE(f.may_hold("a.npy", "/scratch/run/sub"));
+  EXPECT_TRUE(f.may_hold("run/a.npy", "/scratch")) << "the working directory is above the folder";
+  EXPECT_TRUE(f.may_hold("../scratch/run/a", "/home"));
+  EXPECT_FALSE(f.may_hold("a.npy", "/home"));
+  EXPECT_FALSE(f.may_hold(nullptr, "/home"));
+}
+
 }  // namespace

@@ -60,6 +60,10 @@ class MLBS_API StoreCore {
   /// store, e.g. Python's): SizeMismatchError otherwise, before the record is
   /// consumed.
   void read_exact(std::uint64_t id, Block& buf, std::size_t bytes);
+  /// Persistent stores: bytes [offset, offset + len) of record `id`, clipped
+  /// to its size, into `dst`; the record stays (mlbs-run reads files in
+  /// pieces). Returns the bytes copied.
+  std::size_t read_into(std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len);
   bool contains(std::uint64_t id) const;
   void erase(std::uint64_t id);
   std::vector<std::uint64_t> ids() const;
