@@ -1,6 +1,8 @@
 #include "intercept/cache.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -125,13 +127,13 @@ Cache::Cache(Settings s) : settings_(std::move(s)), pid_(::getpid()) {
 void Cache::changed_directory() {
   char buf[PATH_MAX];
   std::string now = ::getcwd(buf, sizeof buf) ? normalize(buf) : std::string();
-  std::lock_guard lock(cwd_mu_);
+  Held lock(cwd_mu_);
   cwd_ = std::move(now);
 }
 
 bool Cache::may_intercept(const char* path) const {
   if (path[0] == '/') return settings_.folder.may_hold(path, {});
-  std::lock_guard lock(cwd_mu_);
+  Held lock(cwd_mu_);
   return settings_.folder.may_hold(path, cwd_);
 }
 
@@ -140,7 +142,7 @@ Cache::~Cache() = default;
 void Cache::disable() noexcept { g_off = true; }
 
 bool Cache::uncached(const std::string& abs) const {
-  std::lock_guard lock(mu_);
+  Held lock(mu_);
   return uncached_.count(abs) > 0;
 }
 
@@ -160,6 +162,15 @@ auto Cache::blocking(F&& call) {
 
 detail::StoreCore& Cache::store() {
   std::call_once(started_, [&] {
+    // The helpers start with every signal blocked (they inherit this mask):
+    // the program's handlers run on its own threads, never on an mlbs one.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    struct Restore {
+      sigset_t mask;
+      ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+    } restore{old};
     rt_ = std::make_unique<Runtime>(settings_.cfg);
     store_ = std::make_unique<detail::StoreCore>(*rt_, "files");
     running_.store(true, std::memory_order_release);
@@ -169,7 +180,7 @@ detail::StoreCore& Cache::store() {
 
 detail::Block Cache::take_buffer() {
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     if (!spare_.empty()) {
       detail::Block b = std::move(spare_.back());
       spare_.pop_back();
@@ -181,7 +192,7 @@ detail::Block Cache::take_buffer() {
 
 void Cache::give_buffer(detail::Block b) {
   if (!b || b.capacity() < settings_.chunk_bytes) return;
-  std::lock_guard lock(mu_);
+  Held lock(mu_);
   if (spare_.size() < kSpareBuffers) spare_.push_back(std::move(b));
 }
 
@@ -191,7 +202,7 @@ void Cache::give_buffer(detail::Block b) {
 
 std::shared_ptr<OpenFile> Cache::lookup(int fd) const {
   if (fd < 0 || !any_fd()) return nullptr;
-  std::lock_guard lock(mu_);
+  Held lock(mu_);
   return static_cast<std::size_t>(fd) < fds_.size() ? fds_[static_cast<std::size_t>(fd)] : nullptr;
 }
 
@@ -216,37 +227,78 @@ std::shared_ptr<File> Cache::file_at(const std::string& abs, int flags, const st
   return f;
 }
 
-void Cache::opened(int fd, const std::string& abs, int flags) {
-  if (fd < 0) return;
+namespace {
+
+/// The writer lock: an open file description lock (F_OFD_SETLK) on one byte
+/// far past any data, on the files tier's descriptor. A process caches chunks
+/// whole and writes them back whole, so two processes writing one file at once
+/// (an N-to-1 checkpoint) would write their stale copies of each other's bytes:
+/// the second is refused instead. The program's own flock() and fcntl() locks
+/// never reach that byte. 0, EBUSY, or 0 where the file system has no such
+/// locks (nothing to go by then).
+int writer_lock(RealFile& real, short type) {
+  Held lock(real.mu);
+  const int fd = real.descriptor();
+  if (fd < 0) return 0;  // the program's open succeeded: its call decides
+  struct flock fl {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = off_t{1} << 62;
+  fl.l_len = 1;
+  if (real::fcntl(fd, F_OFD_SETLK, reinterpret_cast<long>(&fl)) == 0) return 0;
+  return errno == EAGAIN || errno == EACCES ? EBUSY : 0;
+}
+
+}  // namespace
+
+int Cache::opened(int fd, const std::string& abs, int flags) {
+  if (fd < 0) return 0;
   // Folders, paths, and unnamed files (O_TMPFILE names a folder): not cached.
-  if ((flags & (O_PATH | O_DIRECTORY)) || (flags & O_TMPFILE) == O_TMPFILE) return;
+  if ((flags & (O_PATH | O_DIRECTORY)) || (flags & O_TMPFILE) == O_TMPFILE) return 0;
   struct stat st;
-  if (real::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if (real::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   std::shared_ptr<File> f;
   {
-    std::lock_guard lock(mu_);
-    if (next_no_ >= ChunkId::kMaxFiles) return;  // numbers run out: the rest go straight through
+    Held lock(mu_);
+    if (next_no_ >= ChunkId::kMaxFiles) return 0;  // numbers run out: the rest go straight through
     f = file_at(abs, flags, st);
   }
+  const bool writes = (flags & O_ACCMODE) != O_RDONLY;
   {
-    std::lock_guard lock(f->mu);
+    Held lock(f->mu);
+    try {
+      revalidate(*f, Stamp::of(st));  // before the writer lock: it may reopen the real file
+    } catch (const std::exception& e) {
+      return errno_of(e);
+    }
+    if (writes && f->writers == 0) {
+      if (const int err = writer_lock(*f->real, F_WRLCK)) {
+        std::fprintf(stderr,
+                     "mlbs-run: %s is open for writing in another process under mlbs-run: a file is cached by "
+                     "one process at a time, so this open fails with EBUSY (docs/transparent.md, limits)\n",
+                     abs.c_str());
+        return err;
+      }
+    }
     if (flags & O_TRUNC) cut(*f, 0);  // the real file is empty already
     ++f->opens;
+    if (writes) ++f->writers;
   }
   auto of = std::make_shared<OpenFile>();
   of->file = std::move(f);
   of->flags = flags;
   of->fds = 1;
-  std::lock_guard lock(mu_);
+  Held lock(mu_);
   if (fds_.size() <= static_cast<std::size_t>(fd)) fds_.resize(static_cast<std::size_t>(fd) + 1);
   if (!fds_[static_cast<std::size_t>(fd)]) ++fd_count_, ++g_fds_open;
   fds_[static_cast<std::size_t>(fd)] = std::move(of);
+  return 0;
 }
 
 int Cache::dup_to(int fd, int newfd) {
   std::shared_ptr<OpenFile> of = lookup(fd);
   if (!of || newfd < 0) return newfd;
-  std::lock_guard lock(mu_);
+  Held lock(mu_);
   if (fds_.size() <= static_cast<std::size_t>(newfd)) fds_.resize(static_cast<std::size_t>(newfd) + 1);
   auto& slot = fds_[static_cast<std::size_t>(newfd)];
   if (!slot) ++fd_count_, ++g_fds_open;
@@ -259,7 +311,7 @@ int Cache::close(int fd) {
   std::shared_ptr<OpenFile> of;
   bool last = false;
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     if (fd >= 0 && static_cast<std::size_t>(fd) < fds_.size() && fds_[static_cast<std::size_t>(fd)]) {
       of = std::move(fds_[static_cast<std::size_t>(fd)]);
       --fd_count_, --g_fds_open;
@@ -269,8 +321,9 @@ int Cache::close(int fd) {
   int err = 0;
   if (of && last) {
     File& f = *of->file;
-    std::lock_guard lock(f.mu);
+    Held lock(f.mu);
     try {
+      if ((of->flags & O_ACCMODE) != O_RDONLY && --f.writers == 0) writer_lock(*f.real, F_UNLCK);
       if (--f.opens == 0) {
         if (f.unlinked) {
           forget_file(f);
@@ -329,7 +382,7 @@ void Cache::stage(File& f, std::uint64_t k, std::uint64_t from, std::uint64_t to
       load_stored(f, k, f.buf.data(), len);
       break;
     case Chunk::State::real: {
-      std::lock_guard lock(f.real->mu);
+      Held lock(f.real->mu);
       const int fd = f.real->descriptor();
       if (fd < 0) throw IoError(errno, "cannot open " + f.path + " to read it", {});
       std::uint64_t done = 0;
@@ -355,7 +408,7 @@ void Cache::commit(File& f) {
   {
     // From now on only the new version's bytes belong in the chunk's range:
     // a write behind of the old one still in flight is dropped.
-    std::lock_guard lock(f.real->mu);
+    Held lock(f.real->mu);
     if (f.real->current.size() <= k) f.real->current.resize(k + 1, 0);
     f.real->current[k] = version;
   }
@@ -380,7 +433,7 @@ void Cache::cut(File& f, std::uint64_t len) {
   }
   if (f.cached >= 0 && static_cast<std::uint64_t>(f.cached) >= keep) f.cached = -1;
   {
-    std::lock_guard lock(f.real->mu);
+    Held lock(f.real->mu);
     for (std::uint64_t k = keep; k < f.chunks.size(); ++k)
       if (k < f.real->current.size()) ++f.real->current[k];  // a version never written
   }
@@ -400,7 +453,7 @@ void Cache::cut(File& f, std::uint64_t len) {
     }
   }
   f.size = len;
-  f.modified = true;
+  changed(f);
 }
 
 ssize_t Cache::read_at(File& f, std::byte* out, std::size_t n, std::uint64_t off) {
@@ -440,7 +493,7 @@ ssize_t Cache::read_at(File& f, std::byte* out, std::size_t n, std::uint64_t off
         zeros_past(f.rbuf.data(), within < f.rbuf_len ? f.rbuf_len : within);
       }
     } else {
-      std::lock_guard lock(f.real->mu);
+      Held lock(f.real->mu);
       const int fd = f.real->descriptor();
       if (fd < 0) return done ? static_cast<ssize_t>(done) : fail(errno);
       std::size_t got = 0;
@@ -475,7 +528,7 @@ ssize_t Cache::write_at(File& f, const std::byte* in, std::size_t n, std::uint64
     f.size = std::max<std::uint64_t>(f.size, k * c + f.buf_len);
     done += len;
   }
-  f.modified = true;
+  changed(f);
   bytes_written_ += n;
   return static_cast<ssize_t>(n);
 }
@@ -485,7 +538,7 @@ void Cache::note_read(File& f) {
   // (newest first: LIFO; oldest first: FIFO).
   if (!settings_.learn_order || f.read_once || learnt_.load(std::memory_order_relaxed) || !running()) return;
   f.read_once = true;
-  std::lock_guard lock(order_mu_);
+  Held lock(order_mu_);
   read_order_.push_back(f.created);
   if (read_order_.size() < 3) return;
   const bool newest_first = read_order_[0] > read_order_[1] && read_order_[1] > read_order_[2];
@@ -500,9 +553,9 @@ void Cache::note_read(File& f) {
 
 ssize_t Cache::read(OpenFile& of, void* buf, std::size_t n) {
   if ((of.flags & O_ACCMODE) == O_WRONLY) return fail(EBADF);
-  std::lock_guard olock(of.mu);
+  Held olock(of.mu);
   File& f = *of.file;
-  std::lock_guard lock(f.mu);
+  Held lock(f.mu);
   try {
     const ssize_t r = read_at(f, static_cast<std::byte*>(buf), n, of.offset);
     if (r > 0) of.offset += static_cast<std::uint64_t>(r);
@@ -514,9 +567,9 @@ ssize_t Cache::read(OpenFile& of, void* buf, std::size_t n) {
 
 ssize_t Cache::write(OpenFile& of, const void* buf, std::size_t n) {
   if ((of.flags & O_ACCMODE) == O_RDONLY) return fail(EBADF);
-  std::lock_guard olock(of.mu);
+  Held olock(of.mu);
   File& f = *of.file;
-  std::lock_guard lock(f.mu);
+  Held lock(f.mu);
   try {
     if (of.flags & O_APPEND) of.offset = f.size;
     const ssize_t w = write_at(f, static_cast<const std::byte*>(buf), n, of.offset);
@@ -531,7 +584,7 @@ ssize_t Cache::pread(OpenFile& of, void* buf, std::size_t n, off_t off) {
   if (off < 0) return fail(EINVAL);
   if ((of.flags & O_ACCMODE) == O_WRONLY) return fail(EBADF);
   File& f = *of.file;
-  std::lock_guard lock(f.mu);
+  Held lock(f.mu);
   try {
     return read_at(f, static_cast<std::byte*>(buf), n, static_cast<std::uint64_t>(off));
   } catch (const std::exception& e) {
@@ -543,7 +596,7 @@ ssize_t Cache::pwrite(OpenFile& of, const void* buf, std::size_t n, off_t off) {
   if (off < 0) return fail(EINVAL);
   if ((of.flags & O_ACCMODE) == O_RDONLY) return fail(EBADF);
   File& f = *of.file;
-  std::lock_guard lock(f.mu);
+  Held lock(f.mu);
   try {
     // As Linux does: pwrite() on a descriptor opened O_APPEND appends.
     const std::uint64_t at = (of.flags & O_APPEND) ? f.size : static_cast<std::uint64_t>(off);
@@ -581,10 +634,10 @@ ssize_t Cache::writev(OpenFile& of, const struct iovec* iov, int n, std::optiona
 }
 
 off_t Cache::lseek(OpenFile& of, off_t off, int whence) {
-  std::lock_guard olock(of.mu);
+  Held olock(of.mu);
   std::uint64_t size;
   {
-    std::lock_guard lock(of.file->mu);
+    Held lock(of.file->mu);
     size = of.file->size;
   }
   off_t base = 0;
@@ -612,26 +665,72 @@ void Cache::set_real_size(File& f) {
   // behind yet): stat() from any process sees it, and nothing written
   // behind lies past it.
   if (f.unlinked) return;
-  std::lock_guard lock(f.real->mu);
+  Held lock(f.real->mu);
   const int fd = f.real->descriptor();
   if (fd < 0 || real::ftruncate(fd, static_cast<off_t>(f.size)) != 0)
     throw IoError(errno, "cannot set the size of " + f.path, {});
   f.modified = false;
 }
 
+void Cache::changed(File& f) {
+  f.modified = true;
+  f.settled.reset();
+}
+
+void Cache::settle(File& f) {
+  if (f.dirty >= 0 || f.modified || f.unlinked) return;  // changes of its own since
+  Held lock(f.real->mu);
+  struct stat st;
+  if (f.real->fd >= 0 && real::fstat(f.real->fd, &st) == 0) f.settled = Stamp::of(st);
+}
+
+bool Cache::revalidate(File& f, const Stamp& now) {
+  if (f.opens > 0 || !f.settled || *f.settled == now) return false;
+  // Another process wrote, cut or replaced it since this one completed it.
+  for (std::uint64_t k = 0; k < f.chunks.size(); ++k)
+    if (f.chunks[k].state == Chunk::State::stored) try {
+        store().erase(ChunkId{f.no, k, f.chunks[k].version}.id());
+      } catch (const Error&) {
+        // Its record stays unused (its version is never current again).
+      }
+  if (f.cached >= 0) f.cached = -1;
+  const std::uint64_t c = settings_.chunk_bytes;
+  const std::uint64_t n = (static_cast<std::uint64_t>(now.size) + c - 1) / c;
+  Held lock(f.real->mu);
+  // Versions go on from where they were: nothing still written behind
+  // under an old one can land over the real file's bytes.
+  std::vector<Chunk> chunks(n, Chunk{Chunk::State::real, 0, 0});
+  for (std::uint64_t k = 0; k < n; ++k) {
+    if (k < f.chunks.size()) chunks[k].version = f.chunks[k].version;
+    if (f.real->current.size() <= k) f.real->current.resize(k + 1, 0);
+    chunks[k].version = std::max(chunks[k].version, f.real->current[k]);
+    f.real->current[k] = ++chunks[k].version;  // a version no record has
+  }
+  f.chunks = std::move(chunks);
+  f.size = static_cast<std::uint64_t>(now.size);
+  // A file replaced (renamed over) is another inode: reopened by its path.
+  if (f.real->fd >= 0) real::close(f.real->fd);
+  f.real->fd = -1;
+  f.settled = now;
+  return true;
+}
+
 int Cache::fsync(OpenFile& of) {
   File& f = *of.file;
   try {
     {
-      std::lock_guard lock(f.mu);
+      Held lock(f.mu);
       commit(f);
     }
     // Every record written before is durable at its real path once this returns.
     if (running()) blocking([&] { store().flush(); });
-    std::lock_guard lock(f.mu);
+    Held lock(f.mu);
     set_real_size(f);
-    std::lock_guard rlock(f.real->mu);
-    if (f.real->fd >= 0 && real::fsync(f.real->fd) != 0) return -1;
+    {
+      Held rlock(f.real->mu);
+      if (f.real->fd >= 0 && real::fsync(f.real->fd) != 0) return -1;
+    }
+    settle(f);
     return 0;
   } catch (const std::exception& e) {
     ++errors_;
@@ -643,7 +742,7 @@ int Cache::ftruncate(OpenFile& of, off_t len) {
   if (len < 0) return fail(EINVAL);
   if ((of.flags & O_ACCMODE) == O_RDONLY) return fail(EINVAL);
   File& f = *of.file;
-  std::lock_guard lock(f.mu);
+  Held lock(f.mu);
   try {
     commit(f);
     cut(f, static_cast<std::uint64_t>(len));
@@ -657,11 +756,11 @@ int Cache::ftruncate(OpenFile& of, off_t len) {
 int Cache::truncate(const std::string& abs, off_t len) {
   std::shared_ptr<File> f;
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     if (auto it = files_.find(abs); it != files_.end()) f = it->second;
   }
   if (!f) return 0;
-  std::lock_guard lock(f->mu);
+  Held lock(f->mu);
   try {
     commit(*f);
     cut(*f, static_cast<std::uint64_t>(len));
@@ -674,34 +773,35 @@ int Cache::truncate(const std::string& abs, off_t len) {
 
 int Cache::fallocate(OpenFile& of, off_t off, off_t len) {
   File& f = *of.file;
-  std::lock_guard lock(f.mu);
+  Held lock(f.mu);
   const std::uint64_t end = static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(len);
   if (end > f.size) {  // zeros up to there, as allocated blocks read
     f.size = end;
-    f.modified = true;
+    changed(f);
   }
   return 0;
 }
 
 void Cache::set_flags(OpenFile& of, int flags) {
-  std::lock_guard lock(of.mu);
+  Held lock(of.mu);
   of.flags = (of.flags & ~O_APPEND) | (flags & O_APPEND);
 }
 
 void Cache::patch(const std::string& abs, struct stat* st) {
   std::shared_ptr<File> f;
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     if (auto it = files_.find(abs); it != files_.end()) f = it->second;
   }
   if (!f || !S_ISREG(st->st_mode)) return;
-  std::lock_guard lock(f->mu);
+  Held lock(f->mu);
+  revalidate(*f, Stamp::of(*st));
   st->st_size = static_cast<off_t>(f->size);
   st->st_blocks = std::max<blkcnt_t>(st->st_blocks, static_cast<blkcnt_t>((f->size + 511) / 512));
 }
 
 void Cache::patch(OpenFile& of, struct stat* st) {
-  std::lock_guard lock(of.file->mu);
+  Held lock(of.file->mu);
   st->st_size = static_cast<off_t>(of.file->size);
   st->st_blocks = std::max<blkcnt_t>(st->st_blocks, static_cast<blkcnt_t>((of.file->size + 511) / 512));
 }
@@ -709,11 +809,14 @@ void Cache::patch(OpenFile& of, struct stat* st) {
 void Cache::patch(const std::string& abs, struct statx* st) {
   std::shared_ptr<File> f;
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     if (auto it = files_.find(abs); it != files_.end()) f = it->second;
   }
   if (!f || !S_ISREG(st->stx_mode)) return;
-  std::lock_guard lock(f->mu);
+  Held lock(f->mu);
+  if ((st->stx_mask & (STATX_SIZE | STATX_INO | STATX_MTIME | STATX_CTIME)) ==
+      (STATX_SIZE | STATX_INO | STATX_MTIME | STATX_CTIME))
+    revalidate(*f, Stamp::of(*st));
   st->stx_size = f->size;
   st->stx_blocks = std::max<std::uint64_t>(st->stx_blocks, (f->size + 511) / 512);
 }
@@ -725,7 +828,7 @@ void Cache::patch(const std::string& abs, struct statx* st) {
 void Cache::forget_file(File& f) {
   // f.mu held. Nothing of it is written behind any more, and its records go.
   {
-    std::lock_guard lock(f.real->mu);
+    Held lock(f.real->mu);
     f.real->gone = true;
   }
   registry().remove(f.no);
@@ -739,7 +842,7 @@ void Cache::forget_file(File& f) {
 void Cache::unlinked(const std::string& abs) {
   std::vector<std::shared_ptr<File>> gone;
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     const std::string below = abs + "/";
     for (auto it = files_.begin(); it != files_.end();) {
       if (it->first == abs || it->first.compare(0, below.size(), below) == 0) {
@@ -751,10 +854,10 @@ void Cache::unlinked(const std::string& abs) {
     }
   }
   for (auto& f : gone) {
-    std::lock_guard lock(f->mu);
+    Held lock(f->mu);
     f->unlinked = true;
     {
-      std::lock_guard rlock(f->real->mu);
+      Held rlock(f->real->mu);
       f->real->gone = true;  // nothing more is written behind to a name that is gone
     }
     if (f->opens == 0) forget_file(*f);  // else at its last close: open descriptors still read it
@@ -762,15 +865,15 @@ void Cache::unlinked(const std::string& abs) {
 }
 
 void Cache::renamed(const std::string& from, const std::string& to) {
-  std::lock_guard lock(mu_);
+  Held lock(mu_);
   // What was at `to` is replaced: unlinked.
   if (auto it = files_.find(to); it != files_.end() && from != to) {
     std::shared_ptr<File> f = it->second;
     files_.erase(it);
-    std::lock_guard flock(f->mu);
+    Held flock(f->mu);
     f->unlinked = true;
     {
-      std::lock_guard rlock(f->real->mu);
+      Held rlock(f->real->mu);
       f->real->gone = true;
     }
     if (f->opens == 0) forget_file(*f);
@@ -787,9 +890,9 @@ void Cache::renamed(const std::string& from, const std::string& to) {
     }
   }
   for (auto& [path, f] : moved) {
-    std::lock_guard flock(f->mu);
+    Held flock(f->mu);
     f->path = path;
-    std::lock_guard rlock(f->real->mu);
+    Held rlock(f->real->mu);
     f->real->path = path;
     files_[path] = f;
   }
@@ -798,18 +901,18 @@ void Cache::renamed(const std::string& from, const std::string& to) {
 void Cache::complete(const std::string& abs) {
   std::vector<std::shared_ptr<File>> files;
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     const std::string below = abs + "/";
     for (auto& [path, f] : files_)
       if (path == abs || path.compare(0, below.size(), below) == 0) files.push_back(f);
   }
   for (auto& f : files) {
-    std::lock_guard lock(f->mu);
+    Held lock(f->mu);
     commit(*f);
   }
   if (!files.empty() && running()) blocking([&] { store().flush(); });
   for (auto& f : files) {
-    std::lock_guard lock(f->mu);
+    Held lock(f->mu);
     if (f->modified) set_real_size(*f);
   }
 }
@@ -817,18 +920,18 @@ void Cache::complete(const std::string& abs) {
 void Cache::uncache(const std::string& abs) {
   std::shared_ptr<File> f;
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     if (auto it = files_.find(abs); it != files_.end()) f = it->second;
     uncached_.insert(abs);
   }
   if (!f) return;
   {
-    std::lock_guard lock(f->mu);
+    Held lock(f->mu);
     commit(*f);
   }
   if (running()) store().flush();
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     for (std::size_t fd = 0; fd < fds_.size(); ++fd)
       if (fds_[fd] && fds_[fd]->file == f) {
         // The kernel's offset is the program's from now on.
@@ -838,8 +941,8 @@ void Cache::uncache(const std::string& abs) {
       }
     files_.erase(abs);
   }
-  std::lock_guard lock(f->mu);
-  f->modified = true;
+  Held lock(f->mu);
+  changed(*f);
   set_real_size(*f);
   forget_file(*f);
 }
@@ -863,11 +966,11 @@ int Cache::sync_all() noexcept {
   int err = 0;
   std::vector<std::shared_ptr<File>> files;
   {
-    std::lock_guard lock(mu_);
+    Held lock(mu_);
     for (auto& [path, f] : files_) files.push_back(f);
   }
   for (auto& f : files) {
-    std::lock_guard lock(f->mu);
+    Held lock(f->mu);
     try {
       commit(*f);
     } catch (const std::exception& e) {
@@ -881,14 +984,15 @@ int Cache::sync_all() noexcept {
     if (first_error_.empty()) first_error_ = e.what();
   }
   for (auto& f : files) {
-    std::lock_guard lock(f->mu);
+    Held lock(f->mu);
     try {
       if (f->modified) set_real_size(*f);
+      if (!err) settle(*f);
     } catch (const std::exception& e) {
       err = err ? err : errno_of(e);
     }
   }
-  std::lock_guard lock(mu_);
+  Held lock(mu_);
   for (std::size_t fd = 0; fd < fds_.size(); ++fd)
     if (fds_[fd]) real::lseek(static_cast<int>(fd), static_cast<off_t>(fds_[fd]->offset), SEEK_SET);
   if (err) {

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -71,6 +72,26 @@ struct Chunk {
   std::uint64_t bytes = 0;    ///< its record's size (stored)
 };
 
+/// The real file as seen by stat(): another process changed it when this
+/// differs from what this process left (close-to-open consistency).
+struct Stamp {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  struct timespec mtime {}, ctime {};
+  static Stamp of(const struct stat& st) noexcept {
+    return {st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
+  }
+  static Stamp of(const struct statx& st) noexcept {
+    return {makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino, static_cast<off_t>(st.stx_size),
+            {st.stx_mtime.tv_sec, st.stx_mtime.tv_nsec}, {st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec}};
+  }
+  bool operator==(const Stamp& o) const noexcept {
+    return dev == o.dev && ino == o.ino && size == o.size && mtime.tv_sec == o.mtime.tv_sec &&
+           mtime.tv_nsec == o.mtime.tv_nsec && ctime.tv_sec == o.ctime.tv_sec && ctime.tv_nsec == o.ctime.tv_nsec;
+  }
+};
+
 /// One intercepted file, shared by the descriptors open on it.
 struct File {
   std::mutex mu;
@@ -86,9 +107,15 @@ struct File {
   detail::Block rbuf;
   std::uint64_t rbuf_len = 0;
   bool modified = false;           ///< changed by this process since its real size was last set
+  /// The real file as this process last completed it (fsync, fork, exec...);
+  /// none while it has changes of its own. An open or stat() with no
+  /// descriptor open on it that finds the real file otherwise takes the real
+  /// file's content from then on: another process changed it.
+  std::optional<Stamp> settled;
   bool unlinked = false;           ///< its name is gone; the last close forgets it
   bool read_once = false;          ///< the program has read it (learning the read order)
   unsigned opens = 0;              ///< open file descriptions on it
+  unsigned writers = 0;            ///< of them open for writing: while any is, this process holds the writer lock
   std::shared_ptr<RealFile> real;
 };
 
@@ -99,6 +126,25 @@ struct OpenFile {
   std::uint64_t offset = 0;
   int flags = 0;                   ///< O_ACCMODE, O_APPEND
   unsigned fds = 0;                ///< descriptors on it (under Cache::mu_)
+};
+
+/// Cache locks this thread holds or is taking. A signal handler that ends the
+/// process (_exit(), exit()) on a thread inside the cache cannot complete the
+/// files: the locks it interrupted would never be released.
+inline thread_local int t_held = 0;
+
+/// std::lock_guard that counts itself in t_held (counted before the lock is
+/// taken and after it is released, so a handler never misses it).
+template <class M>
+class Held {
+  struct Count {
+    Count() noexcept { ++t_held; }
+    ~Count() { --t_held; }
+  } count_;
+  std::lock_guard<M> lock_;
+
+ public:
+  explicit Held(M& m) : lock_(m) {}
 };
 
 /// The signal watcher (lifecycle.cpp): started when the cache is, stopped at exit.
@@ -128,7 +174,9 @@ class Cache {
   // with errno set, as the C library does.
   /// `fd`: opened by the C library on `abs` with `flags`; the cache takes it
   /// when it is a regular file (O_TRUNC already cut the real one).
-  void opened(int fd, const std::string& abs, int flags);
+  /// The program opened `abs` as `fd`: cache it. 0, or EBUSY when another
+  /// process under mlbs-run writes the file (the caller closes `fd` and fails).
+  int opened(int fd, const std::string& abs, int flags);
   int close(int fd);
   int dup_to(int fd, int newfd);  ///< newfd refers to what fd does (after the C library made it)
   ssize_t read(OpenFile& of, void* buf, std::size_t n);
@@ -179,6 +227,13 @@ class Cache {
   void commit(File& f);
   void cut(File& f, std::uint64_t len);
   void set_real_size(File& f);
+  void changed(File& f);  ///< the program changed it: its real size is due, its stamp gone
+  /// Stamps the real file as complete now (f.real->mu not held).
+  void settle(File& f);
+  /// `now` is the real file now: when another process changed it since this
+  /// one completed it, and no descriptor is open on it here, the cached
+  /// content goes and the real file's is read from then on. True if so.
+  bool revalidate(File& f, const Stamp& now);
   void load_stored(File& f, std::uint64_t k, std::byte* into, std::uint64_t bytes);
   void note_read(File& f);
   detail::Block take_buffer();

@@ -4,7 +4,8 @@
 // system, popen), before fork() (the child, without the parent's helpers,
 // runs uncached and must find the files as the parent left them), and when
 // a signal whose default action would end it arrives (the signal is then
-// delivered again with that action). _exit() and SIGKILL end a process
+// delivered again with that action), and at _exit() (the bytes a program
+// wrote outlive it on a plain file system too). SIGKILL ends a process
 // without it: only what fsync() made durable is sure to be there.
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -50,7 +52,7 @@ int g_pipe[2] = {-1, -1};
 extern "C" void on_signal(int sig) {
   const int saved = errno;
   const char s = static_cast<char>(sig);
-  if (real::write(g_pipe[1], &s, 1) != 1) ::_exit(128 + sig);  // cannot hand it over: end as it would have
+  if (real::write(g_pipe[1], &s, 1) != 1) ::syscall(SYS_exit_group, 128 + sig);  // cannot hand it over: end now
   errno = saved;
 }
 
@@ -81,7 +83,14 @@ namespace mlbs::intercept {
 void watch_signals() {
   std::call_once(g_watch_once, [] {
     if (::pipe2(g_pipe, O_CLOEXEC) != 0) return;
-    g_watcher = new std::thread(watch);
+    {
+      // Like the helpers, the watcher takes no signal itself.
+      sigset_t all, old;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &old);
+      g_watcher = new std::thread(watch);
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    }
     for (int sig : kEnding) {
       struct sigaction now {};
       if (::sigaction(sig, nullptr, &now) != 0 || now.sa_handler != SIG_DFL) continue;
@@ -131,11 +140,45 @@ MLBS_EXPORT int __libc_start_main(Main main, int argc, char** argv, void (*init)
   return start(main_then_finish, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
+namespace {
+
+/// Before the process ends: its files complete, unless this thread is inside
+/// the cache (a signal handler ending the process from there would wait for
+/// the locks it interrupted, forever).
+void finish_before_ending() {
+  if (mlbs::intercept::t_held == 0) {
+    Cache::finish();
+  } else if (Cache::get()) {
+    static const char msg[] = "mlbs-run: the process ended from a signal handler inside a file call: "
+                              "only what fsync() made durable is sure to be complete\n";
+    real::write(2, msg, sizeof msg - 1);
+  }
+}
+
+using Exit = void (*)(int);
+
+}  // namespace
+
 MLBS_EXPORT void exit(int status) {
-  Cache::finish();
-  using Exit = void (*)(int);
+  finish_before_ending();
   static const Exit real_exit = reinterpret_cast<Exit>(::dlsym(RTLD_NEXT, "exit"));
   real_exit(status);
+  __builtin_unreachable();
+}
+
+/// _exit() skips the program's handlers, not what it wrote: on a plain file
+/// system write()'s bytes are in the page cache and outlive the process, so
+/// here they are completed too (dash, for one, always ends with _exit()).
+MLBS_EXPORT void _exit(int status) {
+  finish_before_ending();
+  static const Exit real = reinterpret_cast<Exit>(::dlsym(RTLD_NEXT, "_exit"));
+  real(status);
+  __builtin_unreachable();
+}
+MLBS_EXPORT void _Exit(int status) {
+  finish_before_ending();
+  static const Exit real = reinterpret_cast<Exit>(::dlsym(RTLD_NEXT, "_Exit"));
+  real(status);
   __builtin_unreachable();
 }
 

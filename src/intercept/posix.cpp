@@ -56,7 +56,12 @@ int do_openat(int dirfd, const char* path, int flags, mode_t mode) {
   Cache* c = Cache::get();
   const auto abs = intercepted(c, dirfd, path);
   const int fd = real::openat(dirfd, path, flags, mode);
-  if (abs && fd >= 0) c->opened(fd, *abs, flags);
+  if (abs && fd >= 0)
+    if (const int err = c->opened(fd, *abs, flags)) {
+      real::close(fd);
+      errno = err;
+      return -1;
+    }
   return fd;
 }
 

@@ -6,7 +6,7 @@
 # cached them (its summary names the files it cached).
 #
 #   check.sh CASE MLBS_RUN [SEMANTICS_PROGRAM]
-#   CASE: semantics | semantics-small | coreutils | numpy | h5py | errors | sigkill
+#   CASE: semantics | semantics-small | coreutils | numpy | h5py | devito | errors | full | sigkill
 set -euo pipefail
 
 case_name=$1
@@ -81,8 +81,11 @@ case $case_name in
       ls -l --time-style=+ . sub2 | sed "s/  */ /g" | cut -d" " -f1,5-
       wc -c numbers.txt copy.txt 2>&1 || true
       sha256sum moved.txt twice.txt dd.bin holes.bin teed.txt sub2/moved.txt
-      cat dd.bin | sha256sum'
-    run_both "coreutils (cp, dd, cat >>, sort, tee, mv, truncate, rm)" --chunk 1MiB --tiers "mem:16MiB,dir:$work/nvme:32MiB" \
+      cat dd.bin | sha256sum
+      printf "by the shell, " > shell.txt && sh -c "printf \"by a child shell, \" >> shell.txt"
+      printf "then the first again" >> shell.txt
+      python3 -c "import os; f = open(\"exit.txt\", \"w\"); f.write(\"written, then _exit\"); f.flush(); os._exit(0)"'
+    run_both "coreutils (cp, dd, cat >>, sort, tee, mv, truncate, rm), shells that _exit() in turn" --chunk 1MiB --tiers "mem:16MiB,dir:$work/nvme:32MiB" \
       -- sh -c "$script"
     ;;
   numpy)
@@ -123,6 +126,15 @@ with h5py.File(os.path.join(d, "data.h5"), "r") as f:
 '
     run_both "h5py write, update, read" --chunk 1MiB --tiers "mem:8MiB,dir:$work/nvme:16MiB" -- python3 -c "$script"
     ;;
+  devito)
+    # examples/python/devito_npsave.py, a small grid: the same image and the
+    # same .npy files, the snapshots spilling from DRAM to the cache tier.
+    python3 -c "import devito" 2> /dev/null || { echo "skipped: no devito"; exit 77; }
+    example=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/examples/python/devito_npsave.py
+    run_both "Devito RTM with np.save / np.load" --chunk 1MiB --tiers "mem:4MiB,dir:$work/nvme:8MiB" \
+      -- sh -c "python3 \"$example\" --dir \"\$DIR\" --shape 31 --nbl 10 --tn 250 |
+                python3 -c 'import json, sys; print(json.load(sys.stdin)[\"image_sha256\"])'"
+    ;;
   sigkill)
     # A writer fsync()s files and logs each one after its fsync() returned;
     # SIGKILL at a random moment; every file it logged must be intact.
@@ -152,17 +164,68 @@ with h5py.File(os.path.join(d, "data.h5"), "r") as f:
     expect_refusal "must hold two chunks" --intercept "$work/cached" --tiers mem:16MiB
     expect_refusal "inside the intercepted folder" --intercept "$work" --tiers "mem:64MiB,dir:$work/nvme"
     expect_refusal "required" --tiers mem:64MiB
-    # A read-only real file: the program's own open() fails with EACCES, as without mlbs-run.
-    if [[ $(id -u) != 0 ]]; then
-      echo data > "$work/cached/ro.txt" && chmod 0444 "$work/cached/ro.txt"
-      if "$run" --quiet --intercept "$work/cached" --tiers mem:64MiB -- sh -c "echo more >> \"$work/cached/ro.txt\"" 2> "$work/ro.err"; then
-        fail "writing a read-only file was accepted"
-      fi
-      grep -qi "permission denied" "$work/ro.err" || { cat "$work/ro.err"; fail "no EACCES for a read-only file"; }
+    # A read-only real file: the program's own open() fails with EACCES, as
+    # without mlbs-run (as root the program runs as nobody: root writes anyway).
+    as_user=()
+    if [[ $(id -u) == 0 ]]; then
+      as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+      chmod 755 "$work" && chmod 1777 "$work/cached"
     fi
+    echo data > "$work/cached/ro.txt" && chmod 0444 "$work/cached/ro.txt"
+    if "${as_user[@]}" "$run" --quiet --intercept "$work/cached" --tiers mem:64MiB \
+        -- sh -c "echo more >> \"$work/cached/ro.txt\"" 2> "$work/ro.err"; then
+      fail "writing a read-only file was accepted"
+    fi
+    grep -qi "permission denied" "$work/ro.err" || { cat "$work/ro.err"; fail "no EACCES for a read-only file"; }
+    [[ $(cat "$work/cached/ro.txt") == data ]] || fail "the read-only file changed"
+    rm -f "$work/cached/ro.txt"
+    # Two processes writing one file at once (each would write back its own
+    # copy of the other's chunks): the second open fails with EBUSY and a
+    # message naming the file; the first writer's bytes are intact.
+    "$run" --quiet --intercept "$work/cached" --tiers mem:64MiB -- sh -c '
+      exec 3> "$1/shared.bin"; printf first >&3
+      if sh -c "exec 4>> \"$1/shared.bin\"" 2> "$2"; then echo "second writer accepted"; fi
+      exec 3>&-' sh "$work/cached" "$work/second.err" > "$work/shared.out" 2> "$work/shared.err" ||
+      { cat "$work/shared.err"; fail "the first writer failed"; }
+    ! grep -q accepted "$work/shared.out" || fail "a second process opened a file another writes"
+    grep -q "shared.bin is open for writing in another process" "$work/second.err" ||
+      { cat "$work/second.err"; fail "no message naming the shared file"; }
+    [[ $(cat "$work/cached/shared.bin") == first ]] || fail "the first writer's file changed"
+    rm -f "$work/cached/shared.bin"
+    # One writer after another, each with the file open in turn: accepted.
+    "$run" --quiet --intercept "$work/cached" --tiers mem:64MiB -- sh -c '
+      printf one > "$1/turns.txt" && sh -c "printf two >> \"$1/turns.txt\"" && printf three >> "$1/turns.txt"' \
+      sh "$work/cached" 2> "$work/turns.err" || { cat "$work/turns.err"; fail "writers in turn were refused"; }
+    [[ $(cat "$work/cached/turns.txt") == onetwothree ]] || fail "writers in turn: $(cat "$work/cached/turns.txt")"
+    rm -f "$work/cached/turns.txt"
     # A fast tier too small for anything: records go to the folder directly, nothing is lost.
     run_both "a cache tier of one page" --chunk 1MiB --tiers "mem:4MiB,dir:$work/nvme:4KiB" \
       -- sh -c 'seq 1 300000 > "$DIR/n.txt" && cp "$DIR/n.txt" "$DIR/m.txt" && sha256sum "$DIR/m.txt" | cut -c1-64'
+    ;;
+  full)
+    # The real folder fills up: the program learns it (ENOSPC) by its fsync()
+    # at the latest, as on a plain file system, and mlbs-run's status and
+    # message name the file: never silence. A 1 MiB tmpfs takes 4 MiB.
+    mount -t tmpfs -o size=1m tmpfs "$work/cached" 2> /dev/null || { echo "skipped: cannot mount a tmpfs"; exit 77; }
+    trap 'umount "$work/cached"; rm -rf "$work"' EXIT
+    script='
+import os, sys
+try:
+    with open(os.path.join(sys.argv[1], "big.bin"), "wb") as f:
+        f.write(b"x" * (4 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+    print("no error")
+except OSError as e:
+    print("errno", e.errno)
+'
+    status=0
+    "$run" --quiet --intercept "$work/cached" --tiers mem:64MiB -- python3 -c "$script" "$work/cached" \
+      > "$work/full.out" 2> "$work/full.err" || status=$?
+    [[ $(cat "$work/full.out") == "errno 28" ]] || { cat "$work/full.out" "$work/full.err"; fail "the program did not see ENOSPC"; }
+    (( status != 0 )) || fail "mlbs-run exited 0 although a file could not be completed"
+    grep -q "big.bin" "$work/full.err" || { cat "$work/full.err"; fail "mlbs-run's message does not name the file"; }
+    echo "ok: full"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

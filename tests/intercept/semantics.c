@@ -293,6 +293,25 @@ static void copies(void) {
   show("copied.bin", 4096);
 }
 
+/* Folders: mkdir, a file written inside, the folder renamed, access, rmdir. */
+static void folders(void) {
+  CHECK(mkdir(at("sub"), 0755) == 0);
+  int fd = open(at("sub/inner.bin"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  unsigned char b[5000];
+  fill(b, sizeof b, 9);
+  CHECK(write(fd, b, sizeof b) == (ssize_t)sizeof b);
+  CHECK(close(fd) == 0);
+  printf("access before rename: %s\n", access(at("sub/inner.bin"), R_OK | W_OK) == 0 ? "ok" : strerror(errno));
+  CHECK(rename(at("sub"), at("sub2")) == 0);
+  printf("access old path: %s\n", access(at("sub/inner.bin"), F_OK) == 0 ? "exists" : strerror(errno));
+  printf("access new path: %s\n", access(at("sub2/inner.bin"), F_OK) == 0 ? "exists" : strerror(errno));
+  show("sub2/inner.bin", 999);
+  printf("rmdir non-empty: %s\n", rmdir(at("sub2")) == 0 ? "removed" : strerror(errno));
+  CHECK(unlink(at("sub2/inner.bin")) == 0);
+  printf("rmdir empty: %s\n", rmdir(at("sub2")) == 0 ? "removed" : strerror(errno));
+}
+
 /* Relative paths after chdir() into the folder and into a folder above it. */
 static void relative(void) {
   char home[4096];
@@ -336,6 +355,7 @@ int main(int argc, char** argv) {
   forked();
   threads();
   copies();
+  folders();
   relative();
   printf("done\n");
   return 0;
