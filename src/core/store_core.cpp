@@ -83,6 +83,16 @@ void StoreCore::read_exact(std::uint64_t id, Block& buf, std::size_t bytes) {
 std::size_t StoreCore::read_into(std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len) {
   return live(engine_, name_).read_into(handle_, id, dst, offset, len);
 }
+
+std::optional<Block> StoreCore::lend_slot(std::size_t bytes) { return live(engine_, name_).lend_slot(bytes); }
+
+void StoreCore::write_lent(std::uint64_t id, Block& slot, std::size_t bytes) {
+  live(engine_, name_).write_lent(handle_, id, slot, bytes);
+}
+
+void StoreCore::return_slot(Block slot) noexcept {
+  if (engine_) engine_->return_slot(std::move(slot));
+}
 bool StoreCore::contains(std::uint64_t id) const { return live(engine_, name_).contains(handle_, id); }
 void StoreCore::erase(std::uint64_t id) { live(engine_, name_).erase(handle_, id); }
 std::vector<std::uint64_t> StoreCore::ids() const { return live(engine_, name_).ids(handle_); }

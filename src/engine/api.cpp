@@ -4,11 +4,13 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "copy/copy.hpp"
+#include "engine/policies/ranking.hpp"
 #include "engine/timing.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
@@ -20,9 +22,7 @@ namespace mlbs::engine {
 // the application side
 // ============================================================================
 
-void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes) {
-  Lock lock(mu_);
-  raise_pending();
+StoreState& Engine::check_new_record(std::uint32_t store, std::uint64_t id, std::size_t bytes) {
   StoreState& s = store_ref(store);
   if (find(store, id) || s.pending.count(id))
     throw DuplicateIdError(EEXIST, "record already written (erase it before writing it again)",
@@ -55,10 +55,45 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
                                       format_bytes(bytes), format_bytes(cap), format_bytes(catalog_.live_bytes())),
                           {s.name, id, tiers_[last()].backend->label()});
   }
+  return s;
+}
+
+void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes) {
+  Lock lock(mu_);
+  raise_pending();
+  StoreState& s = check_new_record(store, id, bytes);
+  const auto wait_start = Clock::now();
+  bool waited = false;
+  detail::Block block = take_slot(lock, s, id, bytes, waited);
+  Clock::time_point wait_end{};
+  if (waited) {
+    wait_end = Clock::now();
+    counters_.write_block_ns += ns_between(wait_start, wait_end);
+    ++counters_.write_stalls;
+  }
+  need_ = codec::called(need_, waited);
+  lock.unlock();
+  const bool tracing = trace::enabled();
+  if (tracing && waited)
+    trace::span("write blocked", "write_block", trace_ns(wait_start), trace_ns(wait_end), bytes);
+  const auto copy_start = Clock::now();
+  if (bytes) copy::bulk(block.data(), data, bytes);
+  const auto copy_end = Clock::now();
+  const std::uint64_t copy_ns = ns_between(copy_start, copy_end);
+  if (tracing) trace::span("copy into slot", "copy", trace_ns(copy_start), trace_ns(copy_end), bytes);
+  lock.lock();
+  s.pending.erase(id);
+  pending_bytes_ -= detail::round_up_block(bytes);
+  counters_.copy_ns += copy_ns;
+  add_record(store, id, bytes, std::move(block));
+}
+
+detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std::size_t bytes, bool& waited) {
   // Planning sees a write in progress only through DRAM's headroom
   // (policies::dram_limit): when that is unchanged, as it is for a stream of
   // equal records, and the slot is there, the helpers are told once, when
   // the record is in (a wake-up costs the caller a futex call).
+  const std::uint64_t slot_bytes = detail::round_up_block(bytes);
   const std::uint64_t headroom = std::max(pending_bytes_, last_write_bytes_);
   s.pending.emplace(id, slot_bytes);
   pending_bytes_ += slot_bytes;
@@ -69,10 +104,6 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
     s.pending.erase(id);
     pending_bytes_ -= slot_bytes;
   };
-
-  std::optional<detail::Block> block;
-  const auto wait_start = Clock::now();
-  bool waited = false;
   for (;;) {
     // Free room needs no planning pass (policies::dram_room would drop
     // nothing): most writes take a slot without ranking the catalog.
@@ -81,10 +112,8 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
       refresh_placement();
       room = make_dram_room(bytes);
     }
-    if (room) {
-      block = mem_->allocate_slot(bytes);
-      if (block) break;
-    }
+    if (room)
+      if (auto block = mem_->allocate_slot(bytes)) return std::move(*block);
     if (!announced) {  // no room yet: the helpers make it, knowing of this write
       announced = true;
       touch();
@@ -110,41 +139,65 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
     waited = true;
     state_cv_.wait(lock);
   }
-  Clock::time_point wait_end{};
-  if (waited) {
-    wait_end = Clock::now();
-    counters_.write_block_ns += ns_between(wait_start, wait_end);
-    ++counters_.write_stalls;
-  }
-  need_ = codec::called(need_, waited);
-  lock.unlock();
-  const bool tracing = trace::enabled();
-  if (tracing && waited)
-    trace::span("write blocked", "write_block", trace_ns(wait_start), trace_ns(wait_end), bytes);
-  const auto copy_start = Clock::now();
-  if (bytes) copy::bulk(block->data(), data, bytes);
-  const auto copy_end = Clock::now();
-  const std::uint64_t copy_ns = ns_between(copy_start, copy_end);
-  if (tracing) trace::span("copy into slot", "copy", trace_ns(copy_start), trace_ns(copy_end), bytes);
-  lock.lock();
-  unpend();
+}
+
+void Engine::add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot) {
   auto r = std::make_unique<Record>();
   r->store = store;
   r->id = id;
   r->size = bytes;
   r->gen = catalog_.next_generation();
   r->copies = bit(0);
-  r->slot = std::move(*block);
+  r->slot = std::move(slot);
   r->last_use = catalog_.tick();
   note(*r, -1, 0);
   ++counters_.writes;
-  counters_.copy_ns += copy_ns;
   mem_->count_transfer(true, bytes);
   publish(catalog_.insert(std::move(r)));
   touch();
 }
 
-Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact) {
+std::optional<detail::Block> Engine::lend_slot(std::size_t bytes) {
+  Lock lock(mu_);
+  raise_pending();
+  if (detail::round_up_block(bytes) > mem_->capacity()) return std::nullopt;
+  bool room = mem_->fits(bytes);
+  if (!room) {
+    refresh_placement();
+    room = make_dram_room(bytes);
+  }
+  std::optional<detail::Block> block;
+  if (room) block = mem_->allocate_slot(bytes);
+  if (block) {
+    // The next write's headroom, as write() would keep it.
+    last_write_bytes_ = block->capacity();
+    lent_bytes_ += block->capacity();
+  }
+  touch();  // with or without it, the helpers make room for what comes
+  return block;
+}
+
+void Engine::write_lent(std::uint32_t store, std::uint64_t id, detail::Block& slot, std::size_t bytes) {
+  Lock lock(mu_);
+  raise_pending();
+  if (bytes > slot.capacity())
+    throw InvalidArgumentError(EINVAL, fmt::format("record of {} in a lent slot of {}", format_bytes(bytes),
+                                                   format_bytes(slot.capacity())),
+                               ctx(store, id));
+  check_new_record(store, id, bytes);
+  lent_bytes_ -= slot.capacity();
+  add_record(store, id, bytes, std::move(slot));
+}
+
+void Engine::return_slot(detail::Block slot) noexcept {
+  Lock lock(mu_);
+  lent_bytes_ -= slot.capacity();
+  mem_->release_slot(std::move(slot));
+  changed();
+}
+
+Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact,
+                           std::size_t reach) {
   raise_pending();
   StoreState& s = store_ref(store);
   Record* r = &get(store, id);
@@ -180,10 +233,13 @@ Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, st
     if (r->error) std::rethrow_exception(r->error);
     if (stopping_ || !pending_errors_.empty()) raise_pending();
   }
-  // The schedule's bookkeeping: this use is consumed.
-  ++s.consumed[id];
-  r->consumed = true;
-  ranking_dirty_ = true;  // read once: a fifo or lifo schedule ranks it last now
+  // The schedule's bookkeeping: this use is consumed once it was read to
+  // its end (a part before that, a header, leaves it where it ranks).
+  if (reach >= r->size) {
+    ++s.consumed[id];
+    r->consumed = true;
+    ranking_dirty_ = true;  // read once: a fifo or lifo schedule ranks it last now
+  }
   // A read phase has begun: DRAM need not keep write headroom any more (the
   // next write makes its own room from clean slots).
   last_write_bytes_ = 0;
@@ -197,7 +253,7 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
   Lock lock(mu_);
   Record* r = await_read(lock, store, id, elem, exact);
   const bool used_again = schedule_.kind == Schedule::Kind::explicit_order &&
-                          rank_of(*r) < (1ull << 62);
+                          rank_of(*r) < policies::kNoNextUse;
   const bool release = !persistent() && !used_again;
   const std::size_t size = r->size;
   if (!(r->copies & bit(0))) {
@@ -244,7 +300,9 @@ std::size_t Engine::read_into(std::uint32_t store, std::uint64_t id, std::byte* 
   if (!persistent())
     throw InvalidArgumentError(EINVAL, "a part of a record is read from a persistent store only (a scratch read "
                                        "releases the record)", ctx(store, id));
-  Record* r = await_read(lock, store, id, 1, detail::kAnySize);
+  Record* r = await_read(lock, store, id, 1, detail::kAnySize,
+                         len > std::numeric_limits<std::size_t>::max() - offset ? std::numeric_limits<std::size_t>::max()
+                                                                                : offset + len);
   const std::size_t size = r->size;
   const std::size_t n = offset < size ? std::min(len, size - offset) : 0;
   if (!(r->copies & bit(0))) {

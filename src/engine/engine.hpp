@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -70,8 +71,19 @@ class Engine {
   /// is consumed); detail::kAnySize accepts any whole number of elements.
   /// Persistent stores: bytes [offset, offset + len) of record `id` (clipped
   /// to its size) copied into `dst`, the record staying where it is (its
-  /// DRAM slot is not handed over); as read() otherwise. Returns the bytes copied.
+  /// DRAM slot is not handed over); as read() otherwise, but the read counts
+  /// as the record's use (the schedule's) only once it reaches the record's
+  /// end. Returns the bytes copied.
   std::size_t read_into(std::uint32_t store, std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len);
+  /// A DRAM slot of at least `bytes` lent to the caller to fill in place,
+  /// when room can be made for it now (none otherwise: no waiting). It
+  /// counts against the budget until write_lent() makes it a record's slot
+  /// (no copy) or return_slot() gives it back. mlbs-run's chunk buffers.
+  std::optional<detail::Block> lend_slot(std::size_t bytes);
+  /// Record `id` of `bytes` (at most the slot's capacity) in a lent slot;
+  /// the slot is the record's once this returns (left with the caller if it throws).
+  void write_lent(std::uint32_t store, std::uint64_t id, detail::Block& slot, std::size_t bytes);
+  void return_slot(detail::Block slot) noexcept;
   std::size_t read(std::uint32_t store, std::uint64_t id, detail::Block& buf, std::size_t elem,
                    std::size_t exact = detail::kAnySize);
   bool contains(std::uint32_t store, std::uint64_t id);
@@ -180,7 +192,18 @@ class Engine {
   /// After a reader is done with `r`: release it (scratch) or finish it if retired.
   /// A read's start: the record found and checked, in DRAM (or none can be
   /// made there: read it directly), its use noted. mu_ held.
-  Record* await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact);
+  /// The record once it is in DRAM (or must be read around it), its use
+  /// counted: consumed when the read reaches byte `reach` at its end.
+  /// write()'s checks of a new record (the id free, DRAM and the last tier's
+  /// quota large enough); its store.
+  StoreState& check_new_record(std::uint32_t store, std::uint64_t id, std::size_t bytes);
+  /// A slot for write() (waiting for room as the helpers make it), the write
+  /// pending in `s` meanwhile; refused with CapacityError when none can come.
+  detail::Block take_slot(Lock& lock, StoreState& s, std::uint64_t id, std::size_t bytes, bool& waited);
+  /// The record written into `slot`, in the catalog.
+  void add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot);
+  Record* await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact,
+                     std::size_t reach = std::numeric_limits<std::size_t>::max());
   void finish_read(Record& r, bool release);
   void complete(Op& op, std::exception_ptr err);
   /// The trace span of one executed helper operation (only when tracing is on).
@@ -301,6 +324,7 @@ class Engine {
   /// Readers copying out of a pinned DRAM slot: a write finding no room waits
   /// for them (the slot becomes droppable) rather than being refused.
   unsigned copying_out_ = 0;
+  std::uint64_t lent_bytes_ = 0;  ///< DRAM slots lent (lend_slot) and not back yet
   unsigned idle_helpers_ = 0;        ///< helpers waiting on work_cv_
   bool reader_polling_ = false;      ///< an idle helper looks for new readers now and then
   bool shared_tiers_ = false;        ///< a tier's budget is shared with other ranks (MPI): touch() wakes every helper

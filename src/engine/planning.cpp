@@ -60,7 +60,8 @@ void Engine::refresh_placement() {
   limits.persistent = persistent();
   limits.moves_up = last_write_bytes_ == 0;
   limits.dram_bytes =
-      policies::dram_limit(mem_->capacity(), pending_bytes_, last_write_bytes_, policies::held_bytes(ranked_));
+      policies::dram_limit(mem_->capacity() - lent_bytes_, pending_bytes_, last_write_bytes_,
+                           policies::held_bytes(ranked_));  // lent slots are no record's room
   limits.file_bytes.assign(tiers_.size(), 0);
   for (int t = 1; t <= last(); ++t) {
     const Tier& d = cfg_.tiers[t];

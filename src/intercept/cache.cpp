@@ -369,7 +369,7 @@ void Cache::stage(File& f, std::uint64_t k, std::uint64_t from, std::uint64_t to
   const std::uint64_t c = settings_.chunk_bytes;
   const std::uint64_t begin = k * c;
   const std::uint64_t len = f.size > begin ? std::min(c, f.size - begin) : 0;
-  if (!f.buf) f.buf = take_buffer();
+  take_write_buffer(f);
   f.dirty = static_cast<std::int64_t>(k);
   f.buf_len = len;
   if (len == 0 || (from == 0 && to >= len)) return;
@@ -414,12 +414,44 @@ void Cache::commit(File& f) {
   }
   // A write refused (an error the caller reports) leaves the chunk dirty, its
   // bytes in the buffer: the next commit tries again, nothing is lost.
-  blocking([&] { store().write(ChunkId{f.no, k, version}.id(), f.buf.data(), f.buf_len); });
+  const std::uint64_t id = ChunkId{f.no, k, version}.id();
+  if (f.buf_lent && 2 * f.buf_len >= f.buf.capacity()) {
+    // The buffer is a DRAM slot: it becomes the record's, no copy. (A chunk
+    // using less than half of it is copied into a slot of its size instead.)
+    blocking([&] { store().write_lent(id, f.buf, f.buf_len); });
+    f.buf_lent = false;
+  } else {
+    blocking([&] { store().write(id, f.buf.data(), f.buf_len); });
+    drop_write_buffer(f);
+  }
   if (before.state == Chunk::State::stored) store().erase(ChunkId{f.no, k, before.version}.id());
   f.chunks[k] = Chunk{Chunk::State::stored, version, f.buf_len};
   if (f.cached == static_cast<std::int64_t>(k)) f.cached = -1;
   f.dirty = -1;
-  give_buffer(std::move(f.buf));
+}
+
+void Cache::take_write_buffer(File& f) {
+  if (f.buf) return;
+  // A DRAM slot when there is room for one now: committing it costs no
+  // copy. Else a buffer of the cache's own (never a wait for room while
+  // other files' chunks may hold slots).
+  if (auto slot = store().lend_slot(settings_.chunk_bytes)) {
+    f.buf = std::move(*slot);
+    f.buf_lent = true;
+  } else {
+    f.buf = take_buffer();
+    f.buf_lent = false;
+  }
+}
+
+void Cache::drop_write_buffer(File& f) {
+  if (!f.buf) return;
+  if (f.buf_lent)
+    store().return_slot(std::move(f.buf));
+  else
+    give_buffer(std::move(f.buf));
+  f.buf = {};
+  f.buf_lent = false;
 }
 
 void Cache::cut(File& f, std::uint64_t len) {
@@ -429,7 +461,7 @@ void Cache::cut(File& f, std::uint64_t len) {
   const std::uint64_t keep = (len + c - 1) / c;
   if (f.dirty >= 0 && static_cast<std::uint64_t>(f.dirty) >= keep) {
     f.dirty = -1;
-    give_buffer(std::move(f.buf));
+    drop_write_buffer(f);
   }
   if (f.cached >= 0 && static_cast<std::uint64_t>(f.cached) >= keep) f.cached = -1;
   {
@@ -478,9 +510,14 @@ ssize_t Cache::read_at(File& f, std::byte* out, std::size_t n, std::uint64_t off
       std::memset(into, 0, len);
     } else if (f.chunks[k].state == Chunk::State::stored) {
       const Chunk& chunk = f.chunks[k];
-      if (f.cached != static_cast<std::int64_t>(k) && within + len >= chunk.bytes) {
-        // The rest of the chunk at once (a whole array, as np.load reads
-        // it): straight from its DRAM slot into the program's memory.
+      // Straight from the record's DRAM slot into the program's memory: the
+      // rest of a chunk at once (a whole array, as np.load reads it), a
+      // large piece, or the first few small ones (a header). A chunk read in
+      // many small pieces is copied into the read buffer once instead.
+      const bool rest = within + len >= chunk.bytes;
+      if (!rest && f.peeked != static_cast<std::int64_t>(k)) f.peeked = static_cast<std::int64_t>(k), f.peeks = 0;
+      if (f.cached != static_cast<std::int64_t>(k) && (rest || len >= kDirectRead || f.peeks < kPeeks)) {
+        if (!rest && len < kDirectRead) ++f.peeks;
         const std::size_t got =
             blocking([&] { return store().read_into(ChunkId{f.no, k, chunk.version}.id(), into, within, len); });
         if (got < len) std::memset(into + got, 0, len - got);
@@ -832,7 +869,7 @@ void Cache::forget_file(File& f) {
     f.real->gone = true;
   }
   registry().remove(f.no);
-  if (f.dirty >= 0) give_buffer(std::move(f.buf));
+  if (f.dirty >= 0) drop_write_buffer(f);
   f.dirty = f.cached = -1;
   for (std::uint64_t k = 0; k < f.chunks.size(); ++k)
     if (f.chunks[k].state == Chunk::State::stored) store().erase(ChunkId{f.no, k, f.chunks[k].version}.id());
@@ -1019,6 +1056,8 @@ void Cache::finish() noexcept {
         double(c->blocked_ns_.load()) * 1e-9, c->errors_.load() + (rc != 0));
     if (c->running()) {
       const Stats st = c->rt_->stats();
+      line += fmt::format(",\"write_wait_s\":{:.6f},\"read_wait_s\":{:.6f}", double(st.write_block_ns) * 1e-9,
+                          double(st.read_block_ns) * 1e-9);
       line += ",\"tiers\":[";
       for (std::size_t t = 0; t < st.tiers.size(); ++t)
         line += fmt::format("{}{{\"kind\":\"{}\",\"bytes_in\":{},\"bytes_out\":{}}}", t ? "," : "", st.tiers[t].kind,

@@ -102,8 +102,11 @@ struct File {
   std::vector<Chunk> chunks;
   std::int64_t dirty = -1;         ///< the chunk being written, in `buf` (-1: none)
   detail::Block buf;
+  bool buf_lent = false;           ///< `buf` is a DRAM slot the engine lent (StoreCore::lend_slot)
   std::uint64_t buf_len = 0;       ///< bytes of that chunk so far
   std::int64_t cached = -1;        ///< the chunk last read, in `rbuf`
+  std::int64_t peeked = -1;        ///< the chunk read last in small pieces straight from its record
+  unsigned peeks = 0;              ///< how many (past kPeeks, it is read into `rbuf`)
   detail::Block rbuf;
   std::uint64_t rbuf_len = 0;
   bool modified = false;           ///< changed by this process since its real size was last set
@@ -238,6 +241,8 @@ class Cache {
   void note_read(File& f);
   detail::Block take_buffer();
   void give_buffer(detail::Block b);
+  void take_write_buffer(File& f);  ///< `f.buf` for a chunk about to be written (f.mu held)
+  void drop_write_buffer(File& f);  ///< `f.buf` back where it came from (f.mu held)
   template <class F>
   auto blocking(F&& call);
 
@@ -253,6 +258,11 @@ class Cache {
   std::uint64_t next_no_ = 1;
   std::vector<detail::Block> spare_;                    ///< chunk buffers for reuse (first touch is slow)
   static constexpr std::size_t kSpareBuffers = 8;
+  /// Reads of a stored chunk at least this large go straight from its record
+  /// (no copy of the whole chunk into the read buffer first)...
+  static constexpr std::size_t kDirectRead = 256 << 10;
+  /// ...and so do this many smaller ones per chunk (a header, a footer).
+  static constexpr unsigned kPeeks = 4;
 
   bool running() const noexcept { return running_.load(std::memory_order_acquire); }
   std::once_flag started_;

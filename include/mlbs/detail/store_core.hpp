@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -62,8 +63,15 @@ class MLBS_API StoreCore {
   void read_exact(std::uint64_t id, Block& buf, std::size_t bytes);
   /// Persistent stores: bytes [offset, offset + len) of record `id`, clipped
   /// to its size, into `dst`; the record stays (mlbs-run reads files in
-  /// pieces). Returns the bytes copied.
+  /// pieces), and counts as read (by the schedule) once a part reaching its
+  /// end was. Returns the bytes copied.
   std::size_t read_into(std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len);
+  /// A DRAM slot of at least `bytes` to fill in place, when room can be made
+  /// now; write_lent() makes it record `id` without a copy (the slot is
+  /// moved out of `slot` on success), return_slot() gives it back.
+  std::optional<Block> lend_slot(std::size_t bytes);
+  void write_lent(std::uint64_t id, Block& slot, std::size_t bytes);
+  void return_slot(Block slot) noexcept;
   bool contains(std::uint64_t id) const;
   void erase(std::uint64_t id);
   std::vector<std::uint64_t> ids() const;

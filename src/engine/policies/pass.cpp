@@ -9,6 +9,12 @@
 
 namespace mlbs::engine::policies {
 
+std::uint64_t dram_footprint(const catalog::Record& r) {
+  // A slot may be larger than its record (mlbs-run commits whole chunk
+  // buffers); one fetched later is cut to the record.
+  return r.slot ? r.slot.capacity() : detail::round_up_block(r.size);
+}
+
 std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes,
                          std::uint64_t held_bytes) {
   std::uint64_t headroom = std::max(pending_bytes, last_write_bytes);
@@ -22,7 +28,7 @@ std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std:
 
 std::uint64_t held_bytes(std::span<catalog::Record* const> ranked) {
   std::uint64_t held = 0;
-  for (const catalog::Record* r : ranked) held += detail::round_up_block(r->size);
+  for (const catalog::Record* r : ranked) held += dram_footprint(*r);
   return held;
 }
 
@@ -54,12 +60,18 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   std::vector<PlacementItem> items(coming, PlacementItem{coming_bytes, detail::round_up_block(coming_bytes), 0});
   items.reserve(coming + ranked.size());
   for (const catalog::Record* r : ranked) {
-    const int have = fastest_copy(*r, last, 0);
+    int have = fastest_copy(*r, last, 0);
+    const bool spent = r->rank >= kNoNextUse;
+    // Persistent: every record has its durable copy on the last tier, which
+    // placement did not choose: one with no copy above it is placed afresh,
+    // unless no next use of it is known (a FIFO or LIFO record read already
+    // stays where it is durable: moving it up would cost a read of the slow tier for nothing).
+    if (limits.persistent && have == last && !spent) have = -1;
     int backing = -1;
     if (!limits.persistent && have > 0)
       for (int t = have + 1; t <= last && backing < 0; ++t)
         if ((r->copies & catalog::bit(t)) || r->ahead == t) backing = t;
-    items.push_back({r->plan_bytes(), detail::round_up_block(r->size), r->avoid, have, r->for_readers, backing});
+    items.push_back({r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent});
   }
   const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up);
   for (std::size_t i = 0; i < ranked.size(); ++i) {

@@ -28,6 +28,9 @@ struct Limits {
 /// while writes spill (dram_limit); smaller ones keep every slot they can.
 inline constexpr std::uint64_t kDoubleBufferSlots = 4;
 
+/// The DRAM a record takes: its slot when it has one, else a slot of its size.
+std::uint64_t dram_footprint(const catalog::Record& r);
+
 /// DRAM placement may fill: the budget less room for the writes in progress
 /// (at least the size of the last one, so a writer finds a clean slot to take
 /// instead of waiting for a copy down), and for a second one while the

@@ -122,11 +122,13 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       }
   }
   // Then residents not held in DRAM move up into the room left, soonest
-  // first (prefetch between file tiers), unless writes are coming down.
+  // first (prefetch between file tiers), unless writes are coming down; a
+  // record with no next use stays where it is.
   if (moves_up)
     for (std::size_t i = 0; i < ranked.size(); ++i) {
       const int have = p.dir_tier[i];
-      if (!p.in_memory[i] && have > 0 && ranked[i].file_copy > 0) fastest_with_room(i, std::size_t(have));
+      if (!p.in_memory[i] && have > 0 && ranked[i].file_copy > 0 && !ranked[i].spent)
+        fastest_with_room(i, std::size_t(have));
     }
   // Room nobody else needs is where a DRAM record goes if it must leave
   // early (a flush, an unknown schedule's write-behind).

@@ -21,6 +21,8 @@ struct PlacementItem {
   /// a copy (copy_ahead made it), or -1. Such a resident gives up its room
   /// first (see place()).
   int backing = -1;
+  /// No next use is known (ranking's kNoNextUse): it never moves up.
+  bool spent = false;
 };
 
 struct Placement {

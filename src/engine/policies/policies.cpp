@@ -50,14 +50,19 @@ Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> dr
 std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, std::size_t except) {
   std::uint64_t free = v.tiers[0].free_bytes;
   std::vector<Drop> drops;
-  for (std::size_t i = v.ranked.size(); i-- > 0 && !dram_fits(bytes, free);) {
-    const Record& r = *v.ranked[i];
-    if (i == except || !idle(r) || r.pins || r.want_mem) continue;
-    if ((r.copies & bit(0)) && (r.copies & ~bit(0))) {
-      drops.push_back({i, 0});
-      free += r.slot ? r.slot.capacity() : detail::round_up_block(r.size);  // no slot: a model's record (sim/)
+  // Copies at their target tier go first; then those still to be copied
+  // there from DRAM (drain_dram's durable records), which would be filled
+  // from a slower tier later instead.
+  const auto settled = [](const Record& r) { return r.dir_target < 0 || (r.copies & bit(r.dir_target)); };
+  for (const bool any : {false, true})
+    for (std::size_t i = v.ranked.size(); i-- > 0 && !dram_fits(bytes, free);) {
+      const Record& r = *v.ranked[i];
+      if (i == except || !idle(r) || r.pins || r.want_mem || settled(r) == any) continue;
+      if ((r.copies & bit(0)) && (r.copies & ~bit(0))) {
+        drops.push_back({i, 0});
+        free += r.slot ? r.slot.capacity() : detail::round_up_block(r.size);  // no slot: a model's record (sim/)
+      }
     }
-  }
   if (!dram_fits(bytes, free)) return std::nullopt;
   return drops;
 }
@@ -98,8 +103,16 @@ std::optional<Decision> demand_fetch(const View& v, Notes&) {
 std::optional<Decision> drain_dram(const View& v, Notes& notes) {
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
-    if (!idle(r) || r.want_mem || r.copies != bit(0) || r.dir_target < 0) continue;
-    const int dst = needs_persist(v, r) ? v.last() : r.dir_target;
+    if (!idle(r) || r.want_mem || !(r.copies & bit(0)) || r.dir_target < 0) continue;
+    int dst = r.dir_target;
+    if (r.copies == bit(0)) {
+      if (needs_persist(v, r)) dst = v.last();
+    } else if (!v.persistent || r.copies != (bit(0) | bit(v.last())) || dst >= v.last()) {
+      continue;
+    }
+    // Also a durable record whose only file copy is the durable one, placed
+    // above it: its DRAM copy is the cheap source, before its slot is given
+    // up (else the target is filled later by reading the last tier back).
     if (auto drops = file_room(v, dst, r.plan_bytes(), i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
   }
   return std::nullopt;

@@ -30,7 +30,9 @@ bool needs_persist(const View& v, const Record& r);
 
 /// The DRAM copies to drop so that `bytes` fit the free budget: clean copies
 /// (another tier has the record) that placement does not want in DRAM and no
-/// reader is copying out of. Empty when it fits already; none if it cannot.
+/// reader is copying out of, furthest first, those whose record is at its
+/// target tier before those still to be copied there. Empty when it fits
+/// already; none if it cannot.
 std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, std::size_t except);
 /// The copies on file tier `t` to drop so that `bytes` fit there: copies of
 /// records placed on another tier that have a second copy. None (and a stall
@@ -40,9 +42,10 @@ std::optional<std::vector<Drop>> file_room(const View& v, int t, std::uint64_t b
 
 /// 1. A read waits: fetch its record from its fastest copy into DRAM (demand records rank first).
 std::optional<Decision> demand_fetch(const View& v, Notes& notes);
-/// 2. DRAM-only records placed below DRAM are copied down (to the last tier
-///    first when they owe durability), furthest next use first: their slots
-///    are what writers need next.
+/// 2. Records in DRAM placed below it are copied down to their target tier
+///    (to the last tier first when they owe durability; a durable record
+///    placed above the last tier, too), furthest next use first: their
+///    slots are what writers need next.
 std::optional<Decision> drain_dram(const View& v, Notes& notes);
 /// 3. File copies follow placement: stray copies besides the target tier's
 ///    go; a copy above its target tier moves down (from DRAM when DRAM has it:

@@ -4,7 +4,7 @@ namespace mlbs::engine::policies {
 
 std::uint64_t next_use_rank(const catalog::Record& r, Schedule::Kind kind, std::span<const std::uint32_t> positions,
                             std::uint32_t reads_done) {
-  constexpr std::uint64_t kLater = 1ull << 62;  // after everything the schedule names
+  constexpr std::uint64_t kLater = kNoNextUse;  // after everything the schedule names
   if (r.demand) return 0;
   switch (kind) {
     case Schedule::Kind::fifo:

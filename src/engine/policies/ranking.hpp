@@ -11,6 +11,10 @@
 
 namespace mlbs::engine::policies {
 
+/// Ranks from here on: no next use is known (fifo and lifo records read
+/// already, explicit-order records the order names no more).
+inline constexpr std::uint64_t kNoNextUse = 1ull << 62;
+
 /// Where a record ranks by its next use, smaller = sooner (placement keeps
 /// the soonest in the fastest tiers). A record a read waits for ranks first
 /// (0). fifo: write order; lifo: newest first; unknown: least recently used
