@@ -290,6 +290,37 @@ TEST(StoreApi, ReadExactRefusesAnotherSizeAndKeepsTheRecord) {
   }
 }
 
+// StoreCore::lend_slot / write_lent / return_slot (mlbs-run's chunk buffers): a lent slot filled in place
+// becomes the record without a copy; lent slots count against DRAM, none is lent when no room can be made,
+// and a refused write_lent leaves the slot with the caller.
+TEST(StoreApi, LentSlotsBecomeRecordsWithoutACopy) {
+  TempDir dir;
+  mlbs::Runtime rt(three_tiers(dir, mlbs::Schedule::fifo(), kPage));  // DRAM of three pages
+  mlbs::detail::StoreCore core(rt, "lent");
+  auto a = core.lend_slot(kPage);
+  auto b = core.lend_slot(kPage);
+  auto third = core.lend_slot(kPage);
+  ASSERT_TRUE(a && b && third);
+  EXPECT_FALSE(core.lend_slot(kPage)) << "DRAM is all lent: nothing can be dropped for a fourth";
+  core.return_slot(std::move(*third));
+  std::memset(a->data(), 0x5a, kPage / 2);
+  const std::byte* filled = a->data();
+  core.write_lent(1, *a, kPage / 2);
+  EXPECT_FALSE(*a) << "the slot is the record's now";
+  EXPECT_EQ(core.info(1).size_bytes, kPage / 2);
+  EXPECT_THROW(core.write_lent(2, *b, 2 * kPage), mlbs::InvalidArgumentError);
+  EXPECT_THROW(core.write_lent(1, *b, kPage), mlbs::DuplicateIdError);
+  ASSERT_TRUE(*b) << "a refused write_lent took the slot";
+  core.return_slot(std::move(*b));
+  auto c = core.lend_slot(kPage);
+  ASSERT_TRUE(c) << "the returned slot is room again";
+  core.return_slot(std::move(*c));
+  mlbs::detail::Block out;
+  core.read_exact(1, out, kPage / 2);
+  EXPECT_NE(out.data(), filled) << "(a read copies or swaps: either way the bytes are the ones written in place)";
+  EXPECT_TRUE(std::all_of(out.data(), out.data() + kPage / 2, [](std::byte x) { return x == std::byte{0x5a}; }));
+}
+
 // The same with byte records of odd sizes through a Store<char>.
 TEST(StoreApi, OddByteSizesRoundTrip) {
   TempDir dir;

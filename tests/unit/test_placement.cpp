@@ -219,6 +219,13 @@ TEST(Placement, NoMovesUpWhileWritesComeDown) {
   EXPECT_EQ(mlbs::engine::policies::place(ranked, 0, {0, 4096, 0}, /*moves_up=*/true).dir_tier[0], 1);
 }
 
+// A record with no next use (read already, FIFO/LIFO) stays on its tier however much room there is above.
+TEST(Placement, SpentRecordsNeverMoveUp) {
+  std::vector<PlacementItem> ranked = {{4096, 4096, 0, 2}};
+  ranked[0].spent = true;
+  EXPECT_EQ(place(ranked, 0, {0, 4096, 0}, /*moves_up=*/true).dir_tier[0], 2);
+}
+
 // A resident backed by a copy on a slower tier gives its room to a sooner newcomer and falls back to that
 // copy (nothing moves); a later newcomer does not displace it.
 TEST(Placement, BackedResidentGivesWayToASoonerNewcomer) {

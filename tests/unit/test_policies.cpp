@@ -126,6 +126,16 @@ TEST(Room, DramDropsCleanCopiesFurthestFirst) {
   EXPECT_EQ(dram_room(s.view(), 2 * kRec, 99), drops({{2, 0}, {1, 0}}));
 }
 
+// DRAM room takes copies whose record is at its target tier before those still to be copied there.
+TEST(Room, DramDropsSettledCopiesFirst) {
+  Scene s(3);
+  s.tiers[0].free_bytes = 0;
+  s.add(bit(0) | bit(1), 1);  // 0: at its target
+  s.add(bit(0) | bit(2), 1);  // 1: durable below, still to be copied to tier 1
+  EXPECT_EQ(dram_room(s.view(), kRec, 99), drops({{0, 0}}));
+  EXPECT_EQ(dram_room(s.view(), 2 * kRec, 99), drops({{0, 0}, {1, 0}})) << "and then those, when need be";
+}
+
 // DRAM room spares copies placement wants there, pinned and busy ones, the only copy of a record, and the record itself.
 TEST(Room, DramSparesWhatMustStay) {
   Scene s(2);
@@ -221,6 +231,22 @@ TEST(Policies, DrainDramFurthestFirstAndToTheLastTierWhenOwed) {
   d = drain_dram(s.view(), notes);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->dst, 2);
+}
+
+// Persistent: a durable record placed above the last tier is copied there from DRAM before its slot goes; scratch leaves a record with a file copy alone.
+TEST(Policies, DrainDramCopiesADurableRecordToItsTarget) {
+  Scene s(3);
+  s.persistent = true;
+  s.add(bit(0) | bit(2), 1);  // durable, placed on tier 1
+  s.add(bit(0) | bit(2), 2);  // durable, placed where it is
+  Notes notes;
+  auto d = drain_dram(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->record, 0u);
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 1);
+  s.persistent = false;
+  EXPECT_FALSE(drain_dram(s.view(), notes));
 }
 
 // File-tier moves: copies besides the target's are dropped as strays (the durable copy stays); a copy above its target moves down, from DRAM when DRAM has it.
@@ -370,6 +396,40 @@ TEST(Pass, ACopyAheadInFlightBacksItsRecord) {
   recs[1].copies = bit(1) | bit(2);
   place_records(ranked, limits);
   EXPECT_EQ(recs[1].dir_target, 1);
+}
+
+// Persistent: a record whose only file copy is its durable one is placed afresh (the fast tier when it has room),
+// unless no next use of it is known; a record's DRAM footprint is its slot, however much larger than the record.
+TEST(Pass, DurableCopiesAreNoPlacementChoice) {
+  std::deque<Record> recs(2);
+  std::vector<Record*> ranked;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    recs[i].id = i;
+    recs[i].gen = i + 1;
+    recs[i].size = kRec;
+    recs[i].copies = bit(2);
+    recs[i].rank = i + 1;
+    ranked.push_back(&recs[i]);
+  }
+  recs[1].rank = kNoNextUse + 1;  // read already
+  Limits limits;
+  limits.dram_bytes = 0;
+  limits.file_bytes = {0, 4 * kRec, 0};
+  limits.persistent = true;
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 1);
+  EXPECT_EQ(recs[1].dir_target, 2);
+  limits.persistent = false;  // scratch: a resident, it moves up as residents do
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 1);
+  EXPECT_EQ(recs[1].dir_target, 2) << "but not one with no next use";
+
+  Record big;
+  big.size = kRec;
+  big.slot = mlbs::detail::Block::allocate(4 * kRec);
+  EXPECT_EQ(dram_footprint(big), 4 * kRec);
+  big.slot = {};
+  EXPECT_EQ(dram_footprint(big), kRec);
 }
 
 // Prefetch into DRAM only with a known schedule, soonest first, and never overtaking a record that does not fit yet.
