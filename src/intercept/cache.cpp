@@ -109,7 +109,6 @@ Cache* Cache::get() noexcept {
       register_files_tier();
       registry().set_chunk_bytes(s->chunk_bytes);
       g_cache.store(new Cache(std::move(*s)), std::memory_order_release);
-      watch_signals();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "mlbs-run: transparent mode is off in process %d: %s\n", static_cast<int>(::getpid()),
                    e.what());
@@ -174,6 +173,10 @@ detail::StoreCore& Cache::store() {
     rt_ = std::make_unique<Runtime>(settings_.cfg);
     store_ = std::make_unique<detail::StoreCore>(*rt_, "files");
     running_.store(true, std::memory_order_release);
+    // From the first file data on, an ending signal completes the files. A
+    // process that never caches any stays single-threaded (its C library
+    // then takes its cheaper paths in every cancellable call).
+    watch_signals();
   });
   return *store_;
 }
