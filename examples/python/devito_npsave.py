@@ -19,11 +19,10 @@ import json
 import os
 
 import numpy as np
-from devito import ConditionalDimension, Function, configuration
-from examples.seismic import Receiver
+from devito import ConditionalDimension, configuration
 from examples.seismic.acoustic import AcousticWaveSolver
 
-from rtm_problem import Timer, adjoint_operator, build_problem, chunks, forward_operator
+from rtm_problem import Timer, build_problem, chunks, forward_operator, imaging
 
 
 def main():
@@ -62,13 +61,7 @@ def main():
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
             os.close(fd)
 
-    residual = Receiver(name="residual", grid=model0.grid, time_range=geometry.time_axis,
-                        coordinates=geometry.rec_positions)
-    residual.data[:] = rec.data - d_obs.data
-    image = Function(name="image", grid=model0.grid)
-    snap = Function(name="snap", grid=model0.grid, space_order=so)
-    adj = adjoint_operator(model0, geometry, so, residual, image, snap, time_sub)
-    adj.cfunction
+    image, adj = imaging(model0, geometry, so, rec, d_obs, time_sub)
     for k, lo, hi in reversed(chunks(nt, every)):
         loaded = {}
         if k > 0:

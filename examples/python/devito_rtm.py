@@ -32,7 +32,7 @@ from examples.seismic import Receiver
 from examples.seismic.acoustic import AcousticWaveSolver
 
 import mlbs
-from rtm_problem import Timer, adjoint_operator, build_problem, chunks, forward_operator
+from rtm_problem import Timer, adjoint_operator, build_problem, chunks, forward_operator, imaging
 
 
 def run_reference(model0, geometry, so, every, d_obs, dt):
@@ -86,16 +86,9 @@ def run_chunked(model0, geometry, so, every, d_obs, dt, save, load):
                 pending.result()
             with prop:
                 fwd.apply(dt=dt, time_m=lo + 2, time_M=hi)
-    residual = Receiver(name="residual", grid=model0.grid, time_range=geometry.time_axis,
-                        coordinates=geometry.rec_positions)
-    residual.data[:] = rec.data - d_obs.data
-    image = Function(name="image", grid=model0.grid)
-    # The imaging equation's snapshot: a Function with u's halo (the layout of what was saved). Each chunk
-    # passes the loaded array in its place (op.apply(snap=array)): Devito computes on that memory itself,
-    # which for mlbs is the DRAM slot the record was prefetched into, handed over without a copy.
-    snap = Function(name="snap", grid=model0.grid, space_order=so)
-    adj = adjoint_operator(model0, geometry, so, residual, image, snap, time_sub)
-    adj.cfunction
+    # Each chunk passes the loaded array as the imaging equation's snapshot: Devito computes on that memory
+    # itself, which for mlbs is the DRAM slot the record was prefetched into, handed over without a copy.
+    image, adj = imaging(model0, geometry, so, rec, d_obs, time_sub)
     for k, lo, hi in reversed(chunks(nt, every)):
         loaded = {}
         if k > 0:

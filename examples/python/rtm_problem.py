@@ -4,7 +4,7 @@ operators, and the chunks of time steps between snapshots. Knows nothing of mlbs
 import time
 
 import numpy as np
-from devito import Eq, Operator, TimeFunction, solve
+from devito import Eq, Function, Operator, TimeFunction, solve
 from examples.seismic import AcquisitionGeometry, Receiver, demo_model
 
 
@@ -47,6 +47,20 @@ def adjoint_operator(model, geometry, so, residual, image, snapshot, time_sub):
     eqs += residual.inject(field=v.backward, expr=residual * dt**2 / model.m)
     eqs.append(Eq(image, image - snapshot * v, implicit_dims=[time_sub]))
     return Operator(eqs, subs=model.spacing_map, name="adjoint")
+
+
+def imaging(model0, geometry, so, rec, d_obs, time_sub):
+    """The image and the compiled adjoint operator imaging with a snapshot passed to each chunk's apply:
+    `adj.apply(..., snap=array)`, the array laid out as u's data with its halo (what was saved), which
+    Devito then computes on in place."""
+    residual = Receiver(name="residual", grid=model0.grid, time_range=geometry.time_axis,
+                        coordinates=geometry.rec_positions)
+    residual.data[:] = rec.data - d_obs.data
+    image = Function(name="image", grid=model0.grid)
+    snap = Function(name="snap", grid=model0.grid, space_order=so)
+    adj = adjoint_operator(model0, geometry, so, residual, image, snap, time_sub)
+    adj.cfunction  # compiled now: the timings are the propagation's, not the JIT compiler's
+    return image, adj
 
 
 def chunks(nt, every):

@@ -56,24 +56,47 @@ namespace {
 /// Where chunk k starts.
 std::uint64_t chunk_offset(std::uint64_t k) { return k * registry().chunk_bytes(); }
 
-class FilesWriter final : public tiers::ObjectWriter {
+/// What a writer and a reader of one chunk's record share: the chunk, its
+/// file, and failing as the tier (an error naming the file and the record).
+class ChunkIo {
+ protected:
+  ChunkIo(const tiers::Backend& tier, std::shared_ptr<RealFile> file, ChunkId id)
+      : tier_(tier), file_(std::move(file)), id_(id) {}
+  [[noreturn]] void fail(int err, const char* what) const {
+    tiers::ObjectRef ref{"", id_.id(), 0, ""};
+    tier_.fail(err, fmt::format("{} {}", what, file_->path), &ref);
+  }
+  /// Moves `bytes` at `offset` within the chunk with `io` (pread or pwrite,
+  /// whole or failing), file_->mu held; returns where in the file it started.
+  template <class Io, class Ptr>
+  std::uint64_t transfer(Io io, int fd, std::uint64_t offset, Ptr data, std::size_t bytes, const char* what) const {
+    const std::uint64_t start = chunk_offset(id_.chunk) + offset;
+    std::uint64_t at = start;
+    while (bytes > 0) {
+      const ssize_t n = io(fd, data, bytes, static_cast<off_t>(at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail(n < 0 ? errno : EIO, n < 0 ? what : "short transfer of");
+      data += n;
+      bytes -= static_cast<std::size_t>(n);
+      at += static_cast<std::uint64_t>(n);
+    }
+    return start;
+  }
+  const tiers::Backend& tier_;
+  std::shared_ptr<RealFile> file_;
+  ChunkId id_;
+};
+
+class FilesWriter final : public tiers::ObjectWriter, ChunkIo {
  public:
   FilesWriter(const tiers::Backend& tier, std::shared_ptr<RealFile> file, ChunkId id)
-      : tier_(tier), file_(std::move(file)), id_(id) {}
+      : ChunkIo(tier, std::move(file), id) {}
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     std::lock_guard lock(file_->mu);
     if (!file_->is_current(id_.chunk, id_.version)) return;  // rewritten, cut off or gone since
     const int fd = file_->descriptor();
     if (fd < 0) fail(errno, "cannot open");
-    std::uint64_t at = chunk_offset(id_.chunk) + offset;
-    while (bytes > 0) {
-      const ssize_t n = real::pwrite(fd, data, bytes, static_cast<off_t>(at));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail(n < 0 ? errno : EIO, "cannot write");
-      data += n;
-      bytes -= static_cast<std::size_t>(n);
-      at += static_cast<std::uint64_t>(n);
-    }
+    transfer(real::pwrite, fd, offset, data, bytes, "cannot write");
     wrote_ = true;
   }
   void commit(bool durable) override {
@@ -87,45 +110,20 @@ class FilesWriter final : public tiers::ObjectWriter {
   }
 
  private:
-  [[noreturn]] void fail(int err, const char* what) const {
-    tiers::ObjectRef ref{"", id_.id(), 0, ""};
-    tier_.fail(err, fmt::format("{} {}", what, file_->path), &ref);
-  }
-  const tiers::Backend& tier_;
-  std::shared_ptr<RealFile> file_;
-  ChunkId id_;
   bool wrote_ = false;
 };
 
-class FilesReader final : public tiers::ObjectReader {
+class FilesReader final : public tiers::ObjectReader, ChunkIo {
  public:
   FilesReader(const tiers::Backend& tier, std::shared_ptr<RealFile> file, ChunkId id)
-      : tier_(tier), file_(std::move(file)), id_(id) {}
+      : ChunkIo(tier, std::move(file), id) {}
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
     std::lock_guard lock(file_->mu);
     const int fd = file_->descriptor();
     if (fd < 0) fail(errno, "cannot open");
-    std::uint64_t at = chunk_offset(id_.chunk) + offset;
-    while (bytes > 0) {
-      const ssize_t n = real::pread(fd, data, bytes, static_cast<off_t>(at));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail(n < 0 ? errno : EIO, n < 0 ? "cannot read" : "short read of");
-      data += n;
-      bytes -= static_cast<std::size_t>(n);
-      at += static_cast<std::uint64_t>(n);
-    }
-    const std::uint64_t start = chunk_offset(id_.chunk) + offset;
-    real::posix_fadvise(fd, static_cast<off_t>(start), static_cast<off_t>(at - start), POSIX_FADV_DONTNEED);
+    const std::uint64_t start = transfer(real::pread, fd, offset, data, bytes, "cannot read");
+    real::posix_fadvise(fd, static_cast<off_t>(start), static_cast<off_t>(bytes), POSIX_FADV_DONTNEED);
   }
-
- private:
-  [[noreturn]] void fail(int err, const char* what) const {
-    tiers::ObjectRef ref{"", id_.id(), 0, ""};
-    tier_.fail(err, fmt::format("{} {}", what, file_->path), &ref);
-  }
-  const tiers::Backend& tier_;
-  std::shared_ptr<RealFile> file_;
-  ChunkId id_;
 };
 
 class FilesBackend final : public tiers::Backend {

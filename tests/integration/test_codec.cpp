@@ -260,15 +260,21 @@ TEST(CodecEngine, LosslessRecordsComeBackExactAndTiersHoldTheFrames) {
   EXPECT_EQ(s.tiers[2].used_bytes, 0u);
 }
 
+/// zstd:1 over a fast tier with room for barely one raw record (and many frames), no copy ahead.
+mlbs::Config fast_tier_for_one_raw_record(const TempDir& dir) {
+  mlbs::Config cfg = tiers(dir, "zstd:1");
+  cfg.tiers[1].capacity_bytes = kElems * sizeof(float) + kElems * sizeof(float) / 20;
+  cfg.copy_ahead = false;
+  return cfg;
+}
+
 // A record not encoded yet is planned at what the store's frames take lately: a fast tier with room
 // for barely one raw record takes the records' frames instead of sending them to the slow tier (planned
 // raw, the third would not have fitted), and they all come back exact.
 TEST(CodecEngine, RecordsArePlannedAtTheirFramesNotTheirSize) {
   REQUIRE_CODEC("zstd");
   TempDir dir;
-  mlbs::Config cfg = tiers(dir, "zstd:1");
-  cfg.tiers[1].capacity_bytes = kElems * sizeof(float) + kElems * sizeof(float) / 20;
-  cfg.copy_ahead = false;
+  const mlbs::Config cfg = fast_tier_for_one_raw_record(dir);
   mlbs::Runtime rt(cfg);
   const std::uint64_t n = 12;
   mlbs::Store<float> u(rt, "u", kElems);
@@ -292,9 +298,7 @@ TEST(CodecEngine, RecordsArePlannedAtTheirFramesNotTheirSize) {
 TEST(CodecEngine, AFrameLargerThanPlannedIsPlannedAgainAtItsSize) {
   REQUIRE_CODEC("zstd");
   TempDir dir;
-  mlbs::Config cfg = tiers(dir, "zstd:1");
-  cfg.tiers[1].capacity_bytes = kElems * sizeof(float) + kElems * sizeof(float) / 20;
-  cfg.copy_ahead = false;
+  const mlbs::Config cfg = fast_tier_for_one_raw_record(dir);
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
   write_waves(u, 0, 8);

@@ -52,6 +52,18 @@ struct Scene {
 
 std::vector<Drop> drops(std::initializer_list<Drop> d) { return d; }
 
+/// `recs` as ranked records in their order: ids 0.., generations 1.., one slot's size each.
+std::vector<Record*> in_order(std::deque<Record>& recs) {
+  std::vector<Record*> ranked;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    recs[i].id = i;
+    recs[i].gen = i + 1;
+    recs[i].size = kRec;
+    ranked.push_back(&recs[i]);
+  }
+  return ranked;
+}
+
 // --- ranking and water marks -------------------------------------------------
 
 // A record a read waits for ranks before everything, whatever the schedule.
@@ -370,13 +382,7 @@ TEST(Pass, ARecordNotEncodedYetIsPlannedAtItsExpectedFrame) {
 // A copy ahead in flight counts as the record's backing copy: it gives way to the next write at once.
 TEST(Pass, ACopyAheadInFlightBacksItsRecord) {
   std::deque<Record> recs(2);
-  std::vector<Record*> ranked;
-  for (std::size_t i = 0; i < recs.size(); ++i) {
-    recs[i].id = i;
-    recs[i].gen = i + 1;
-    recs[i].size = kRec;
-    ranked.push_back(&recs[i]);
-  }
+  std::vector<Record*> ranked = in_order(recs);
   recs[0].copies = bit(0);  // the newcomer, soonest (LIFO), leaving DRAM
   recs[1].copies = bit(1);  // on tier 1, its copy ahead to tier 2 under way
   recs[1].busy = true;
@@ -402,14 +408,10 @@ TEST(Pass, ACopyAheadInFlightBacksItsRecord) {
 // unless no next use of it is known; a record's DRAM footprint is its slot, however much larger than the record.
 TEST(Pass, DurableCopiesAreNoPlacementChoice) {
   std::deque<Record> recs(2);
-  std::vector<Record*> ranked;
-  for (std::size_t i = 0; i < recs.size(); ++i) {
-    recs[i].id = i;
-    recs[i].gen = i + 1;
-    recs[i].size = kRec;
-    recs[i].copies = bit(2);
-    recs[i].rank = i + 1;
-    ranked.push_back(&recs[i]);
+  std::vector<Record*> ranked = in_order(recs);
+  for (Record& r : recs) {
+    r.copies = bit(2);
+    r.rank = r.gen;
   }
   recs[1].rank = kNoNextUse + 1;  // read already
   Limits limits;
