@@ -120,6 +120,13 @@ detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std
       continue;
     }
     if (idle_version_ == version_ && inflight_ == 0 && copying_out_ == 0) {
+      // Nothing under way will make room: records placement keeps in DRAM
+      // for reads to come give their slots up before the write is refused.
+      if (make_dram_room(bytes, policies::Wishes::yield))
+        if (auto block = mem_->allocate_slot(bytes)) {
+          touch();  // placement changed under the helpers
+          return std::move(*block);
+        }
       unpend();
       touch();
       raise_pending();
@@ -160,7 +167,7 @@ void Engine::add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes
 std::optional<detail::Block> Engine::lend_slot(std::size_t bytes) {
   Lock lock(mu_);
   raise_pending();
-  if (detail::round_up_block(bytes) > mem_->capacity()) return std::nullopt;
+  if (lent_bytes_ + detail::round_up_block(bytes) > mem_->capacity() / 2) return std::nullopt;
   bool room = mem_->fits(bytes);
   if (!room) {
     refresh_placement();

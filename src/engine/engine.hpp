@@ -79,6 +79,9 @@ class Engine {
   /// when room can be made for it now (none otherwise: no waiting). It
   /// counts against the budget until write_lent() makes it a record's slot
   /// (no copy) or return_slot() gives it back. mlbs-run's chunk buffers.
+  /// At most half of DRAM is lent at once: a borrower that copies a chunk
+  /// out of its slot into a record of its own size (write()) must find room
+  /// that no other borrower holds, or borrowers would wait on each other.
   std::optional<detail::Block> lend_slot(std::size_t bytes);
   /// Record `id` of `bytes` (at most the slot's capacity) in a lent slot;
   /// the slot is the record's once this returns (left with the caller if it throws).
@@ -225,8 +228,9 @@ class Engine {
   /// What the policies see: ranked_ and the tiers now (call refresh_placement() first).
   policies::View view();
   void apply(const std::vector<policies::Drop>& drops);
-  /// Drops clean DRAM copies placement does not want until `bytes` fit (all or none).
-  bool make_dram_room(std::size_t bytes);
+  /// Drops clean DRAM copies placement does not want (Wishes::yield: any
+  /// clean copy) until `bytes` fit (all or none).
+  bool make_dram_room(std::size_t bytes, policies::Wishes wishes = policies::Wishes::keep);
   /// What tier t may hold (this rank's share of a node budget); 0 = unlimited.
   std::uint64_t tier_capacity(int t) const;
   std::uint64_t tier_free(int tier) const;

@@ -164,8 +164,8 @@ void Engine::apply(const std::vector<policies::Drop>& drops) {
   for (const policies::Drop& d : drops) drop_copy(*ranked_[d.record], d.tier);
 }
 
-bool Engine::make_dram_room(std::size_t bytes) {
-  auto drops = policies::dram_room(view(), bytes, ranked_.size());
+bool Engine::make_dram_room(std::size_t bytes, policies::Wishes wishes) {
+  auto drops = policies::dram_room(view(), bytes, ranked_.size(), wishes);
   if (!drops) return false;
   apply(*drops);
   return mem_->fits(bytes);

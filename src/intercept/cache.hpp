@@ -39,7 +39,7 @@
 
 #include "intercept/paths.hpp"
 #include "intercept/real_file.hpp"
-#include "mlbs/config.hpp"
+#include "intercept/settings.hpp"
 #include "mlbs/detail/block.hpp"
 
 namespace mlbs {
@@ -50,18 +50,6 @@ class StoreCore;
 }  // namespace mlbs
 
 namespace mlbs::intercept {
-
-/// How mlbs-run set this process up (the environment it passes on).
-struct Settings {
-  Folder folder;                          ///< MLBS_INTERCEPT
-  Config cfg;                             ///< the tiers given (MLBS_TIERS, MLBS_CONFIG, MLBS_*), then the folder
-  std::uint64_t chunk_bytes = 16ull << 20;  ///< MLBS_RUN_CHUNK
-  bool learn_order = true;                ///< MLBS_RUN_SCHEDULE=auto (the default); lifo / fifo fix it
-  std::string report;                     ///< MLBS_RUN_REPORT: where this process appends its summary
-  std::string trace;                      ///< MLBS_RUN_TRACE: its Chrome trace goes to <trace>.<pid>
-  /// None without MLBS_INTERCEPT; throws mlbs::Error for a bad setting.
-  static std::optional<Settings> from_env();
-};
 
 /// One chunk of a file: never written (zeros), only in the real file (it
 /// was there before), or a record of the store.

@@ -106,7 +106,17 @@ np.savez(os.path.join(d, "both.npz"), a=a, b=a[::7])
 z = np.load(os.path.join(d, "both.npz"))
 print(float(z["a"].sum()), float(z["b"].sum()), os.path.getsize(os.path.join(d, "u3.npy")))
 '
-    run_both "numpy np.save / fsync / np.load" --chunk 4MiB --tiers "mem:24MiB,dir:$work/nvme:48MiB" -- python3 -c "$script"
+    run_both "numpy np.save / fsync / np.load" --chunk 4MiB --tiers "mem:24MiB,dir:$work/nvme:48MiB" \
+      --trace "$work/trace.json" -- python3 -c "$script"
+    # --trace: the helpers' spans of every process that cached a file, in one Chrome trace.
+    python3 - "$work/trace.json" <<'PY' || fail "--trace: no merged trace with the helpers' copies"
+import json, sys
+t = json.load(open(sys.argv[1]))
+spans = [e for e in t["traceEvents"] if e.get("ph") == "X"]
+assert spans and all(isinstance(e["pid"], int) and e["pid"] > 1 for e in spans), "spans under the processes' pids"
+assert t["otherData"]["processes"] >= 1
+print("ok: --trace", len(spans), "spans")
+PY
     ;;
   h5py)
     python3 -c 'import h5py' 2> /dev/null || { echo "h5py is not installed: skipped"; exit 77; }

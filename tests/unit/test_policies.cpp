@@ -148,6 +148,18 @@ TEST(Room, DramDropsSettledCopiesFirst) {
   EXPECT_EQ(dram_room(s.view(), 2 * kRec, 99), drops({{0, 0}, {1, 0}})) << "and then those, when need be";
 }
 
+// Copies placement wants in DRAM stay, except as the last resort before a write is refused (Wishes::yield);
+// a copy that exists nowhere else never goes.
+TEST(Room, DramKeepsWantedCopiesUnlessWishesYield) {
+  Scene s(2);
+  s.tiers[0].free_bytes = 0;
+  s.add(bit(0) | bit(1), 1, /*want_mem=*/true);
+  s.add(bit(0), 1, /*want_mem=*/true);
+  EXPECT_FALSE(dram_room(s.view(), kRec, 99));
+  EXPECT_EQ(dram_room(s.view(), kRec, 99, Wishes::yield), drops({{0, 0}}));
+  EXPECT_FALSE(dram_room(s.view(), 2 * kRec, 99, Wishes::yield));
+}
+
 // DRAM room spares copies placement wants there, pinned and busy ones, the only copy of a record, and the record itself.
 TEST(Room, DramSparesWhatMustStay) {
   Scene s(2);

@@ -47,7 +47,7 @@ Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> dr
 
 }  // namespace
 
-std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, std::size_t except) {
+std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, std::size_t except, Wishes wishes) {
   std::uint64_t free = v.tiers[0].free_bytes;
   std::vector<Drop> drops;
   // Copies at their target tier go first; then those still to be copied
@@ -57,7 +57,7 @@ std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, s
   for (const bool any : {false, true})
     for (std::size_t i = v.ranked.size(); i-- > 0 && !dram_fits(bytes, free);) {
       const Record& r = *v.ranked[i];
-      if (i == except || !idle(r) || r.pins || r.want_mem || settled(r) == any) continue;
+      if (i == except || !idle(r) || r.pins || (r.want_mem && wishes == Wishes::keep) || settled(r) == any) continue;
       if ((r.copies & bit(0)) && (r.copies & ~bit(0))) {
         drops.push_back({i, 0});
         free += r.slot ? r.slot.capacity() : detail::round_up_block(r.size);  // no slot: a model's record (sim/)

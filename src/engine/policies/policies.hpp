@@ -32,8 +32,12 @@ bool needs_persist(const View& v, const Record& r);
 /// (another tier has the record) that placement does not want in DRAM and no
 /// reader is copying out of, furthest first, those whose record is at its
 /// target tier before those still to be copied there. Empty when it fits
-/// already; none if it cannot.
-std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, std::size_t except);
+/// already; none if it cannot. With Wishes::yield, copies placement wants in
+/// DRAM go too (the furthest first): the last resort before a write is
+/// refused, since a read that finds its record on a file tier only waits,
+/// while a refused write loses data the application handed over.
+std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, std::size_t except,
+                                           Wishes wishes = Wishes::keep);
 /// The copies on file tier `t` to drop so that `bytes` fit there: copies of
 /// records placed on another tier that have a second copy. None (and a stall
 /// noted) if that is not enough; none without a stall on a latched tier.

@@ -14,6 +14,10 @@
 
 namespace mlbs::engine::policies {
 
+/// Whether placement's wish to keep a record in DRAM (Record::want_mem)
+/// protects its copy when room is made there (dram_room).
+enum class Wishes { keep, yield };
+
 using catalog::bit;
 using catalog::Record;
 
