@@ -60,6 +60,11 @@ case $case_name in
       -- sh -c "\"$semantics\" \"\$DIR\""
     ;;
   coreutils)
+    # dd allocates its buffer with aligned_alloc(page, bs), which ASan (preloaded
+    # into every program here under the asan preset) refuses for a size that
+    # is not a multiple of the page: there, odd sizes come from seek and skip.
+    export BS_ODD=4099 BS_SMALL=777 BS_ONE=1 BS_LARGE=65537
+    [[ ${MLBS_TEST_SANITIZER:-} == address ]] && export BS_ODD=8192 BS_SMALL=4096 BS_ONE=4096 BS_LARGE=69632
     script='set -e
       cd "$DIR"
       head -c 5000000 /dev/urandom > /dev/null
@@ -67,10 +72,10 @@ case $case_name in
       cp numbers.txt copy.txt
       cat numbers.txt >> copy.txt
       cat numbers.txt numbers.txt > twice.txt
-      dd if=numbers.txt of=dd.bin bs=4099 status=none
-      dd if=numbers.txt of=dd.bin bs=777 skip=13 seek=5000 conv=notrunc status=none
-      dd if=/dev/zero of=holes.bin bs=1 count=1 seek=3000000 status=none
-      dd if=numbers.txt of=holes.bin bs=65537 count=3 conv=notrunc status=none
+      dd if=numbers.txt of=dd.bin bs=$BS_ODD status=none
+      dd if=numbers.txt of=dd.bin bs=$BS_SMALL skip=13 seek=5000 conv=notrunc status=none
+      dd if=/dev/zero of=holes.bin bs=$BS_ONE count=1 seek=3000000 oflag=seek_bytes status=none
+      dd if=numbers.txt of=holes.bin bs=$BS_LARGE count=3 conv=notrunc status=none
       sort -r numbers.txt > sorted.txt
       tee teed.txt < sorted.txt | tail -n 3
       mv copy.txt moved.txt
@@ -155,7 +160,9 @@ with h5py.File(os.path.join(d, "data.h5"), "r") as f:
         -- "$writer" "$work/cached" "$work/log" 2> "$work/writer.err" &
       launcher=$!
       sleep "0.$((RANDOM % 9 + 1))"
-      pkill -KILL -f "^$writer $work/cached" || true
+      # (pkill without the sanitizer runtimes the asan preset preloads: under
+      # them it once hung at its start, in glibc's textdomain lock.)
+      LD_PRELOAD= pkill -KILL -f "^$writer $work/cached" || true
       wait "$launcher" || true
       [[ -s $work/log ]] || { echo "round $round: killed before any fsync"; continue; }
       "$writer" "$work/cached" "$work/log" --verify || fail "round $round: a file fsync'ed before SIGKILL is not intact"
