@@ -122,6 +122,7 @@ detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std
     if (idle_version_ == version_ && inflight_ == 0 && copying_out_ == 0) {
       // Nothing under way will make room: records placement keeps in DRAM
       // for reads to come give their slots up before the write is refused.
+      refresh_placement();
       if (make_dram_room(bytes, policies::Wishes::yield))
         if (auto block = mem_->allocate_slot(bytes)) {
           touch();  // placement changed under the helpers
