@@ -115,14 +115,15 @@ int main(int argc, char** argv) {
       continue;
     }
     for (const Data& d : data)
-      for (const bool cube : {false, true}) {
-      // ZFP twice: as a flat array and with the grid's planes (3-D blocks).
-      if (spec.name == "zfp" ? !d.floats : cube) continue;
-      const codec::Plane plane = cube ? codec::Plane{std::uint32_t(edge), std::uint32_t(edge)} : codec::Plane{};
+      for (const unsigned dims : {1u, 2u, 3u}) {
+      // ZFP in each layout: flat (1-D), the grid's rows (2-D) and planes (3-D blocks).
+      if (spec.name == "zfp" ? !d.floats : dims > 1) continue;
+      const auto e = std::uint32_t(edge);
+      const codec::Plane plane = dims == 3 ? codec::Plane{e, e} : dims == 2 ? codec::Plane{e, 0} : codec::Plane{};
       const auto element = d.floats ? codec::Element::float32 : codec::Element::any;
       const auto c = codec::make(spec, element, {}, plane);
       const std::size_t chunk = codec::chunk_bytes_for(element, plane);
-      const std::string label = text + (cube ? " 3-D" : "");
+      const std::string label = text + (dims > 1 ? " " + std::to_string(dims) + "-D" : "");
       std::vector<std::byte> frame(codec::frame_bound(*c, d.bytes.size(), chunk)), back(d.bytes.size());
       double enc = 1e30, dec = 1e30;
       std::size_t stored = 0;

@@ -54,8 +54,8 @@ typedef enum { MLBS_ELEMENTS_BYTES = 0, MLBS_ELEMENTS_FLOAT = 1, MLBS_ELEMENTS_D
 typedef struct {
   const char* codec;         /* "none", "lz4", "zstd:3", "zfp:precision=20" ...; NULL or "": the runtime's */
   int elements;              /* an mlbs_elements_t: MLBS_ELEMENTS_BYTES unless the records are floats or doubles */
-  uint32_t plane_nx;         /* records as planes of plane_nx * plane_ny elements (ZFP codes 3-D); 0: flat */
-  uint32_t plane_ny;
+  uint32_t plane_nx;         /* records as planes of plane_nx * plane_ny elements (ZFP codes 3-D), */
+  uint32_t plane_ny;         /* as rows of plane_nx (plane_ny 0: ZFP codes 2-D); plane_nx 0: flat (1-D) */
 } mlbs_store_options_t;
 /* mlbs_store_create with the store's own settings; `options` NULL: as mlbs_store_create.
  * -EINVAL for a bad codec spec (named in mlbs_last_error()) or ZFP on a store of bytes. */

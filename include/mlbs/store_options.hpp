@@ -12,8 +12,9 @@ struct StoreOptions {
   /// "zfp:precision=20" ...); empty: the runtime's Config::codec. A bad spec
   /// is a ConfigError naming the store.
   std::string codec;
-  /// The records as planes of plane_nx * plane_ny elements, x fastest (both 0:
-  /// flat): ZFP then codes whole planes in 3-D, for a better ratio.
+  /// The records' layout, x fastest, for ZFP: planes of plane_nx * plane_ny
+  /// elements (coded 3-D), rows of plane_nx (plane_ny 0: coded 2-D), or flat
+  /// (plane_nx 0: 1-D). docs/codecs.md, "Layout", compares them.
   std::uint32_t plane_nx = 0, plane_ny = 0;
   /// What the elements are where the store's type does not say (C and Fortran
   /// stores hold bytes); ZFP codes float and double only. Only a store of

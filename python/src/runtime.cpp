@@ -36,9 +36,11 @@ detail::ElementKind element_kind(const ArraySpec& spec) {
   }
   return detail::ElementKind::bytes;
 }
+// An array's last axes as the store's layout for ZFP: rows for a 2-D array,
+// planes for 3-D and higher, flat for 1-D.
 std::uint32_t plane_axis(const ArraySpec& spec, std::size_t from_end) {
   const std::size_t n = spec.shape.size();
-  if (n < 3 || spec.shape[n - from_end] > UINT32_MAX) return 0;
+  if (n < from_end + 1 || spec.shape[n - from_end] > UINT32_MAX) return 0;
   return static_cast<std::uint32_t>(spec.shape[n - from_end]);
 }
 std::uint32_t plane_nx(const ArraySpec& spec) { return plane_axis(spec, 1); }

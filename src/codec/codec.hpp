@@ -23,13 +23,21 @@ enum class Element : std::uint8_t { any = 0, float32 = 1, float64 = 2 };
 const char* to_string(Element e) noexcept;
 std::size_t element_bytes(Element e) noexcept;   ///< 0 for any
 
-/// The record's layout, when the store knows it: planes of nx * ny elements
-/// (x fastest). ZFP codes a chunk of whole planes as a 3-D block array
-/// (several times the ratio of 1-D on smooth fields, and faster); without a
-/// plane, or for a chunk of partial planes, it codes 1-D.
+/// The record's layout, when the store knows it, x fastest: planes of
+/// nx * ny elements (ZFP codes a chunk of whole planes as a 3-D block array),
+/// rows of nx elements (ny = 0: ZFP codes 2-D, 4 x 4 blocks within each group
+/// of 4 rows), or nothing (nx = 0: 1-D). More dimensions give ZFP a higher
+/// ratio and speed at a given precision, but a larger block's error grows
+/// with the spread of values inside it (docs/codecs.md, "Layout").
 struct Plane {
   std::uint32_t nx = 0, ny = 0;
-  bool empty() const noexcept { return nx == 0 || ny == 0; }
+  /// ZFP's dimensionality for this layout: 1, 2 or 3.
+  unsigned dims() const noexcept { return nx == 0 ? 1 : ny == 0 ? 2 : 3; }
+  /// Elements of the unit chunks are made of: 4 rows or 4 planes, one
+  /// block deep (1 when flat).
+  std::size_t block_elements() const noexcept {
+    return nx == 0 ? 1 : 4 * std::size_t(nx) * (ny == 0 ? 1 : ny);
+  }
   friend bool operator==(const Plane&, const Plane&) = default;
 };
 

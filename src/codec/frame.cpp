@@ -19,7 +19,9 @@ namespace mlbs::codec {
 namespace {
 
 constexpr char kMagic[4] = {'M', 'L', 'B', 'Z'};
-constexpr std::uint8_t kVersion = 1;
+// Version 2: a layout of rows (nx, ny = 0) codes ZFP in 2-D; version 1
+// coded it 1-D, and such frames are read as flat.
+constexpr std::uint8_t kVersion = 2;
 constexpr std::size_t kFixedBytes = 32;      // magic .. plane
 constexpr std::size_t kMaxSpecBytes = 64;
 constexpr std::uint32_t kRawChunk = 0x80000000u;
@@ -54,7 +56,8 @@ Header read_header(std::span<const std::byte> f, const ErrorContext& ctx) {
   if (f.size() < kFixedBytes) throw damaged(fmt::format("{} bytes, shorter than a frame header", f.size()));
   if (std::memcmp(f.data(), kMagic, 4) != 0) throw damaged("no frame header (magic)");
   const auto version = std::to_integer<std::uint8_t>(f[4]);
-  if (version != kVersion) throw damaged(fmt::format("frame version {} (this build reads {})", version, kVersion));
+  if (version != kVersion && version != 1)
+    throw damaged(fmt::format("frame version {} (this build reads 1 and {})", version, kVersion));
   const auto element = std::to_integer<std::uint8_t>(f[5]);
   const std::size_t spec_len = std::to_integer<std::uint8_t>(f[6]);
   Header h;
@@ -62,6 +65,7 @@ Header read_header(std::span<const std::byte> f, const ErrorContext& ctx) {
   h.info.chunks = static_cast<std::uint32_t>(get(f.data() + 12, 4));
   h.info.raw_bytes = get(f.data() + 16, 8);
   h.info.plane = {static_cast<std::uint32_t>(get(f.data() + 24, 4)), static_cast<std::uint32_t>(get(f.data() + 28, 4))};
+  if (version == 1 && h.info.plane.dims() == 2) h.info.plane = {};
   if (element > static_cast<std::uint8_t>(Element::float64)) throw damaged(fmt::format("element type {}", element));
   h.info.element = static_cast<Element>(element);
   if (spec_len == 0 || spec_len > kMaxSpecBytes || f.size() < kFixedBytes + spec_len)
@@ -291,11 +295,10 @@ bool starts_a_frame(std::span<const std::byte> head) noexcept {
 
 std::size_t chunk_bytes_for(Element element, Plane plane) {
   const std::size_t elem = element_bytes(element);
-  if (plane.empty() || elem == 0) return kChunkBytes;
-  const std::size_t plane_bytes = std::size_t(plane.nx) * plane.ny * elem;
-  // Whole groups of 4 planes (ZFP's block edge), about kChunkBytes.
-  const std::size_t groups = std::max<std::size_t>(1, kChunkBytes / (4 * plane_bytes));
-  const std::size_t bytes = groups * 4 * plane_bytes;
+  if (plane.dims() == 1 || elem == 0) return kChunkBytes;
+  const std::size_t unit = plane.block_elements() * elem;
+  // Whole groups of 4 rows or planes (ZFP's block edge), about kChunkBytes.
+  const std::size_t bytes = std::max<std::size_t>(1, kChunkBytes / unit) * unit;
   return bytes <= kMaxChunkBytes ? bytes : kChunkBytes;
 }
 

@@ -1,7 +1,7 @@
 // zfp: error-bounded compression of float and double arrays, in its
 // fixed-accuracy, fixed-precision and fixed-rate modes, serial execution (the
-// frame runs chunks in parallel). A chunk of whole planes of the store's
-// layout (Codec::plane) is coded as a 3-D array, anything else as 1-D.
+// frame runs chunks in parallel). A chunk is coded in the dimensions of the
+// store's layout (Codec::plane: whole planes 3-D, whole rows 2-D), else 1-D.
 #include <zfp.h>
 
 #include <algorithm>
@@ -65,12 +65,13 @@ class Zfp final : public Codec {
   }
 
  private:
-  /// 3-D over whole planes, else 1-D.
+  /// 3-D over whole planes, 2-D over whole rows, else 1-D.
   zfp_field* field_of(void* data, std::size_t bytes) const {
     const std::size_t n = bytes / element_bytes(element());
     const Plane& p = plane();
-    const std::size_t plane_n = std::size_t(p.nx) * p.ny;
-    if (!p.empty() && n % plane_n == 0 && n / plane_n > 0) return zfp_field_3d(data, type_, p.nx, p.ny, n / plane_n);
+    const std::size_t row = p.nx, plane_n = std::size_t(p.nx) * p.ny;
+    if (p.dims() == 3 && n % plane_n == 0) return zfp_field_3d(data, type_, p.nx, p.ny, n / plane_n);
+    if (p.dims() == 2 && n % row == 0) return zfp_field_2d(data, type_, p.nx, n / row);
     return zfp_field_1d(data, type_, n);
   }
 

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -352,6 +353,12 @@ int main(int argc, char** argv) {
                  "mlbs: compress snapshots below DRAM (none, lz4, zstd[:LEVEL], zfp:accuracy=X, zfp:precision=BITS, "
                  "zfp:rate=BITS; docs/codecs.md); with ZFP, rtm reports image_rel_l2_error against an exact mode")
       ->capture_default_str();
+  app.add_option("--codec-layout", o.codec_layout,
+                 "mlbs: the grid as the store's codec sees it: rows (ZFP codes 2-D), planes (3-D) or flat (1-D)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, Options::CodecLayout>{
+          {"flat", Options::CodecLayout::flat}, {"rows", Options::CodecLayout::rows},
+          {"planes", Options::CodecLayout::planes}}))
+      ->default_str("rows");
   app.add_option("--codec-when", codec_when_s,
                  "needed|always: mlbs encodes only while the application waits for the tiers, or every record")
       ->capture_default_str()

@@ -203,7 +203,12 @@ class MlbsMode final : public Mode {
     names_.push_back("slow");
     lossy_ = !writebehind && o.lossy();
     rt_ = std::make_unique<mlbs::Runtime>(cfg);   // under MPI: collective over MPI_COMM_WORLD
-    store_ = std::make_unique<mlbs::Store<float>>(*rt_, kSnapshotStore, points_);
+    // The grid's layout, x fastest, for ZFP (--codec-layout).
+    mlbs::StoreOptions options;
+    if (o.codec_layout != Options::CodecLayout::flat) options.plane_nx = static_cast<std::uint32_t>(plan.dims.nx);
+    if (o.codec_layout == Options::CodecLayout::planes) options.plane_ny = static_cast<std::uint32_t>(plan.dims.ny);
+    store_ = std::make_unique<mlbs::Store<float>>(*rt_, kSnapshotStore, options, points_);
+    layout_ = options.plane_ny ? "planes" : options.plane_nx ? "rows" : "flat";
   }
 
   float* buffer() override { return store_->data(); }
@@ -262,6 +267,7 @@ class MlbsMode final : public Mode {
                {"retention_bytes", st.retention_bytes},
                {"codec", cfg.codec},
                {"codec_when", mlbs::to_string(cfg.codec_when)},
+               {"codec_layout", layout_},
                {"encoded_records", st.encoded_records},
                {"encoded_raw_bytes", st.encoded_raw_bytes},
                {"encoded_bytes", st.encoded_bytes},
@@ -276,6 +282,7 @@ class MlbsMode final : public Mode {
  private:
   std::size_t points_;
   bool lossy_ = false;
+  std::string layout_;
   std::vector<std::string> names_;
   std::unique_ptr<mlbs::Runtime> rt_;               // destroyed after the store
   std::unique_ptr<mlbs::Store<float>> store_;

@@ -54,6 +54,11 @@ struct Options {
   std::string codec = "none";
   /// --codec-when: the mlbs mode's Config::codec_when.
   mlbs::CodecWhen codec_when = mlbs::CodecWhen::needed;
+  /// --codec-layout: what the mlbs mode's store tells its codec of the grid
+  /// (StoreOptions::plane_nx/ny): ZFP codes rows in 2-D, planes in 3-D, flat
+  /// records in 1-D. Rows by default: docs/codecs.md, "Layout".
+  enum class CodecLayout : std::uint8_t { flat, rows, planes };
+  CodecLayout codec_layout = CodecLayout::rows;
   /// The codec is lossy (ZFP): the mlbs mode's snapshots come back close, not
   /// equal; rtm reports image_rel_l2_error against an exact mode's image.
   bool lossy() const { return codec.rfind("zfp", 0) == 0; }

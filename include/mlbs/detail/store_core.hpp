@@ -40,8 +40,8 @@ constexpr ElementKind element_kind() noexcept {
 
 class MLBS_API StoreCore {
  public:
-  /// `plane_nx`, `plane_ny`: the records' layout when known (planes of
-  /// nx * ny elements, x fastest; 0 = flat), which ZFP codes in 3-D.
+  /// `plane_nx`, `plane_ny`: the records' layout when known, x fastest
+  /// (StoreOptions: planes, rows with ny = 0, or flat), for ZFP.
   StoreCore(Runtime& rt, std::string name, ElementKind element = ElementKind::bytes, std::uint32_t plane_nx = 0,
             std::uint32_t plane_ny = 0);
   /// The same with the store's own settings (its codec, layout, elements).
