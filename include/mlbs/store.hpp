@@ -90,8 +90,13 @@ class Store {
   }
   /// New elements are value-initialised (zero for arithmetic types).
   void resize(size_type n) {
+    // Fresh memory reads as zero (Block::allocate_zeroed): arithmetic and enum
+    // elements need no fill, and its pages stay untouched until the
+    // application first writes them, in its own compute, as it would with
+    // any buffer (a 1 GiB store starts in microseconds, not a second).
+    const bool fresh_zeros = (std::is_arithmetic_v<T> || std::is_enum_v<T>) && n > capacity();
     reserve(n);
-    if (n > size_) std::fill(data() + size_, data() + n, T{});
+    if (n > size_ && !fresh_zeros) std::fill(data() + size_, data() + n, T{});
     size_ = n;
   }
   void resize(size_type n, const T& value) {

@@ -167,6 +167,20 @@ TEST(StoreApi, ResizeZeroFillsGrownElements) {
   EXPECT_EQ(v[9], 0.0);
   EXPECT_EQ(v[10], 2.0);
   EXPECT_EQ(v[11], 2.0);
+  // After a read the buffer is the record's slot, old values beyond size():
+  // growing within it zero-fills, growing past it zeroes the fresh memory.
+  v.resize(8);
+  std::fill(v.begin(), v.end(), 7.5);
+  v.write(1);
+  v.read(1);
+  v.resize(4);
+  v.resize(8);
+  EXPECT_TRUE(std::all_of(v.begin() + 4, v.end(), [](double x) { return x == 0.0; }));
+  std::fill(v.begin(), v.end(), 7.5);
+  v.resize(4);
+  v.resize(v.capacity() + 1);
+  EXPECT_TRUE(std::all_of(v.begin(), v.begin() + 4, [](double x) { return x == 7.5; }));
+  EXPECT_TRUE(std::all_of(v.begin() + 4, v.end(), [](double x) { return x == 0.0; }));
 }
 
 // push_back() grows an empty store element by element, keeping earlier values.

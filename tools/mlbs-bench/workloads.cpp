@@ -146,13 +146,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// An aligned float array (the workload's own fields).
+/// An aligned float array (the workload's own fields), untouched until
+/// zero(): the first touch is the application's compute, timed as such.
 class Field {
  public:
   explicit Field(std::size_t n) : n_(n), p_(static_cast<float*>(std::aligned_alloc(4096, round(n)))) {
     if (!p_) throw std::bad_alloc();
-    std::fill(p_, p_ + n_, 0.0f);
   }
+  void zero() { std::fill(p_, p_ + n_, 0.0f); }
   ~Field() { std::free(p_); }
   Field(const Field&) = delete;
   Field& operator=(const Field&) = delete;
@@ -189,6 +190,12 @@ class Runner {
         sums_(plan.snapshots, 0) {}
 
   WorkloadResult run() {
+    // Every mode's application pays the first touch of its fields: compute,
+    // so that the physical bound counts it (it is no I/O library's to save).
+    compute("alloc", [&] {
+      a_.zero();
+      b_.zero();
+    });
     switch (p_.workload) {
       case Workload::micro: forward_stencil(); read_phase([&] { backward_stencil(); }); break;
       case Workload::writeonly: forward_stencil(); break;
@@ -408,7 +415,9 @@ class Runner {
   // Backward: v in a and b; the snapshot buffer only feeds the image.
   void rtm_backward(std::size_t rcv, float amplitude) {
     const Dims& d = p_.dims;
-    Field image(n_);
+    // The image is the result the run returns (image errors of lossy runs).
+    compute("alloc", [&] { r_.image.assign(n_, 0.0f); });
+    float* image = r_.image.data();
     read_phase([&] {
       kernel("init", [&] {
         std::fill(a_.data(), a_.data() + n_, 0.0f);
@@ -420,7 +429,7 @@ class Runner {
       for (unsigned t = p_.steps; t >= 1; --t) {
         if (t % p_.io_ratio == 0 && next < p_.read_order.size()) {
           const float* s = read_snapshot(p_.read_order[next++]);
-          kernel("image", [&] { accumulate_image(d, s, cur, image.data()); });
+          kernel("image", [&] { accumulate_image(d, s, cur, image); });
         }
         kernel("propagate", [&] {
           leapfrog(d, cur, prev, prev);
@@ -430,8 +439,7 @@ class Runner {
       }
       final_checksum(cur);
     });
-    compute("checksum", [&] { r_.image_checksum = hash_bytes(image.data(), bytes_); });
-    r_.image.assign(image.data(), image.data() + n_);
+    compute("checksum", [&] { r_.image_checksum = hash_bytes(image, bytes_); });
   }
 
   /// The one of a and b that is neither x nor y (x or y is the snapshot buffer).
