@@ -30,6 +30,17 @@ namespace {
 /// seen within one) and a huge page is populated whole.
 constexpr std::size_t kPrefaultStep = 2u << 20;
 
+#if defined(__SANITIZE_THREAD__)
+#define MLBS_PREFAULT_BY_MADVISE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MLBS_PREFAULT_BY_MADVISE 1
+#endif
+#endif
+#ifndef MLBS_PREFAULT_BY_MADVISE
+#define MLBS_PREFAULT_BY_MADVISE 0
+#endif
+
 }  // namespace
 
 /// The slots' memory and its free extents. Extents may come home from any
@@ -63,13 +74,23 @@ struct SlotPool::Arena : detail::ExtentHome {
     insert(0, n);
   }
 
-  /// Populates the next step for writing without changing a byte of it
-  /// (MADV_POPULATE_WRITE), so it is safe while slots there are in use.
-  /// False when the kernel cannot (before Linux 5.14).
+  /// Populates the next step for writing without changing a byte of it, so
+  /// it is safe while slots there are in use: a locked OR of zero into one
+  /// byte of each page, which a concurrent copy's store lands before or after
+  /// whole. Not MADV_POPULATE_WRITE: it holds the memory-map lock for each
+  /// step (a huge page's first touch, 5-20 ms in a VM), and every mmap() of
+  /// the application's set-up waited behind it, while a fault takes only its
+  /// area's lock (Linux 6.4+). ThreadSanitizer builds use the madvise, which
+  /// it can see is no race. False when that kernel call is missing (< 5.14).
   bool populate_next() {
     const std::size_t off = faulted.load(std::memory_order_relaxed);
     const std::size_t len = std::min(kPrefaultStep, bytes - off);
+#if MLBS_PREFAULT_BY_MADVISE
     if (::madvise(base + off, len, MADV_POPULATE_WRITE) != 0) return false;
+#else
+    for (std::size_t page = 0; page < len; page += detail::kBlockAlign)
+      __atomic_fetch_or(reinterpret_cast<unsigned char*>(base + off + page), 0, __ATOMIC_RELAXED);
+#endif
     faulted.store(off + len, std::memory_order_release);
     return true;
   }
@@ -172,7 +193,7 @@ void SlotPool::start_prefault() {
   }
   // Pre-fault in the background (first touch is slow: seconds for a few GiB
   // on some machines), so a runtime starts at once and no write waits on it.
-  if (!arena_->populate_next()) {
+  if (MLBS_PREFAULT_BY_MADVISE && !arena_->populate_next()) {
     arena_->touch_all();
     return;
   }
