@@ -14,7 +14,6 @@
 // program succeeded but a process could not make a file complete at its real
 // path (that process named the file on stderr).
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -28,7 +27,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +35,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "intercept/paths.hpp"
 #include "intercept/settings.hpp"
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
@@ -267,7 +266,14 @@ int main(int argc, char** argv) {
   // The environment the program will get; checked here first, with the
   // interposer's own code.
   std::error_code ec;
-  const std::string dir = fs::absolute(folder, ec).lexically_normal().string();
+  // Made absolute by the interposer's own rule, so the folder reads the same
+  // in the summary, in MLBS_INTERCEPT and to the interposer.
+  const std::optional<std::string> absolute = mlbs::intercept::absolute(AT_FDCWD, folder.c_str());
+  if (!absolute) {
+    std::fprintf(stderr, "mlbs-run: cannot make '%s' absolute (the working folder is unreadable)\n", folder.c_str());
+    return kBadSettings;
+  }
+  const std::string& dir = *absolute;
   if (auto problem = folder_problem(dir)) {
     std::fprintf(stderr, "mlbs-run: %s\n", problem->c_str());
     return kBadSettings;
