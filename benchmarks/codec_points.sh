@@ -3,7 +3,8 @@
 # one mlbs-bench invocation per codec (each also runs sync), alternated so that
 # the machine's drift falls on every codec alike. Prints one line per run:
 # point, codec, layout, mlbs wall, kernel_s, wall - kernel_s, records encoded,
-# the file tiers' ratio, rtm's image error (lossy codecs).
+# the file tiers' ratio, and the result against sync's (bit-exact, or rtm's
+# image error for a lossy codec).
 #   benchmarks/codec_points.sh [ROUNDS] [BUILD_DIR]
 #   MLBS_CODEC_POINTS  which points: io (rtm ratio 4), compute (rtm ratio 16),
 #                      random (micro ratio 4); default "io compute random"
@@ -27,11 +28,18 @@ run() {
 import json, sys
 runs = json.load(open(sys.argv[1]))
 m = next(r for r in runs if r["mode"] == "mlbs")
+exact = next(r for r in runs if r["mode"] == "sync")
 s = m["mode_stats"]
 err = m.get("image_rel_l2_error")
+# The result against sync's: bit-exact (same checksum), or rtm's image error for a lossy codec.
+if err is not None:
+    result = f"image_err {err:.2e}"
+else:
+    key = "image_checksum" if "image_checksum" in m else "result_checksum"
+    result = "bit-exact" if m.get(key) == exact.get(key) and m.get("mismatches", 0) == 0 else "DIFFERS"
 print(f"{sys.argv[2]:9} {sys.argv[3]:17} {sys.argv[4]:6} wall {m['wall_s']:.3f} kernel {m['kernel_s']:.3f} "
       f"outside {m['wall_s'] - m['kernel_s']:.3f} encoded {s['encoded_records']:2} "
-      f"ratio {m.get('codec_ratio', 0):.2f} image_err {'-' if err is None else f'{err:.2e}'}")
+      f"ratio {m.get('codec_ratio', 0):.2f} {result}")
 EOF
 }
 
