@@ -70,8 +70,8 @@ class Zfp final : public Codec {
     const std::size_t n = bytes / element_bytes(element());
     const Plane& p = plane();
     const std::size_t row = p.nx, plane_n = std::size_t(p.nx) * p.ny;
-    if (p.dims() == 3 && n % plane_n == 0) return zfp_field_3d(data, type_, p.nx, p.ny, n / plane_n);
-    if (p.dims() == 2 && n % row == 0) return zfp_field_2d(data, type_, p.nx, n / row);
+    if (p.dims() == 3 && n >= plane_n && n % plane_n == 0) return zfp_field_3d(data, type_, p.nx, p.ny, n / plane_n);
+    if (p.dims() == 2 && n >= row && n % row == 0) return zfp_field_2d(data, type_, p.nx, n / row);
     return zfp_field_1d(data, type_, n);
   }
 
