@@ -156,8 +156,8 @@ struct MLBS_API Config {
   CodecWhen codec_when = CodecWhen::needed;
   /// LIFO (without a record-count hint) and unknown schedules, scratch mode:
   /// while writes come down, a slower file tier with nothing to do takes a
-  /// second copy of the records the tier above it would give up first, once
-  /// that tier is half full, so the slower tier (often the bottleneck) starts
+  /// second copy of the records the tier above it would give up first, from
+  /// that tier's first record on, so the slower tier (often the bottleneck) starts
   /// working with the first records instead of when the faster one is full
   /// (docs/architecture.md, "Copy ahead"). Its cost is traffic on the slower
   /// tier that a run which fits after all did not need; false turns it off

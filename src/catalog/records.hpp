@@ -67,6 +67,11 @@ struct Record {
   /// copy on, while busy; -1 otherwise. Placement counts that copy as made:
   /// the record gives way to the next write as soon as it lands.
   int ahead = -1;
+  /// A file tier whose copy is only on its way to the target tier: the record
+  /// left DRAM there while its target was busy (engine/policies drain_dram,
+  /// Purpose::stage); -1 otherwise. Placement places the record as if that
+  /// copy were not there, so it moves on down.
+  int staged = -1;
   bool retired = false;             ///< released/erased while busy or pinned: finish when idle
   bool demand = false;              ///< a read waits for it
   /// Read since it was written. A FIFO or LIFO schedule reads each record

@@ -104,6 +104,15 @@ detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std
     s.pending.erase(id);
     pending_bytes_ -= slot_bytes;
   };
+  // Counted while it waits: helpers may then stage a record leaving DRAM on
+  // a faster tier than its busy target (policies::drain_dram).
+  struct Waiter {
+    unsigned& waiters;
+    bool counted = false;
+    ~Waiter() {
+      if (counted) --waiters;
+    }
+  } waiter{slot_waiters_};
   for (;;) {
     // Free room needs no planning pass (policies::dram_room would drop
     // nothing): most writes take a slot without ranking the catalog.
@@ -145,6 +154,11 @@ detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std
       raise_pending();
     }
     waited = true;
+    if (!waiter.counted) {
+      waiter.counted = true;
+      ++slot_waiters_;
+      touch();
+    }
     state_cv_.wait(lock);
   }
 }

@@ -321,6 +321,7 @@ class Engine {
   std::deque<std::exception_ptr> pending_errors_;
   std::uint64_t flush_horizon_ = 0;  ///< records with gen <= this must be made durable now
   std::uint64_t pending_bytes_ = 0;  ///< DRAM wanted by writes in progress
+  unsigned slot_waiters_ = 0;        ///< writes waiting for a DRAM slot (policies::View::write_waits)
   std::uint64_t last_write_bytes_ = 0;
   std::uint64_t version_ = 0;        ///< bumped on every state change
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do

@@ -156,8 +156,8 @@ policies::View Engine::view() {
   // count let placement put the records written where they will end.
   const bool demotions =
       cfg_.copy_ahead && ((k == Schedule::Kind::lifo && !schedule_.expected_records) || k == Schedule::Kind::unknown);
-  return {ranked_, tier_views_, persistent(), k != Schedule::Kind::unknown, flush_horizon_, last_write_bytes_ > 0,
-          demotions};
+  return {ranked_,         tier_views_,           persistent(), k != Schedule::Kind::unknown, flush_horizon_,
+          last_write_bytes_ > 0, demotions, slot_waiters_ > 0};
 }
 
 void Engine::apply(const std::vector<policies::Drop>& drops) {
@@ -311,6 +311,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
   }
   r.busy = true;
   if (why == policies::Purpose::copy_ahead) r.ahead = dst;
+  if (why == policies::Purpose::stage) r.staged = dst;
   for (int t : {src, dst})
     if (t > 0) ++tiers_[t].copies_in_flight;
   publish(r);

@@ -355,7 +355,7 @@ class Model {
     // As Engine::view(): new writes push the furthest records down (LIFO
     // without the record-count hint), so slower tiers may copy them ahead.
     const bool copy_ahead = m_.copy_ahead && w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
-    return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0, copy_ahead};
+    return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0, copy_ahead, waiting_ == Waiting::write};
   }
 
   void apply(const std::vector<pol::Drop>& drops) {
@@ -408,6 +408,7 @@ class Model {
       peak(d->dst);
       r.busy = true;
       if (d->purpose == pol::Purpose::copy_ahead) r.ahead = d->dst;
+      if (d->purpose == pol::Purpose::stage) r.staged = d->dst;
       const bool framed_up = d->dst == 0 && r.stored;
       const bool move = src > 0 && d->dst > 0 && !(m_.persistent && src == last()) && d->purpose != pol::Purpose::copy_ahead;
       Transfer x{&r, src, d->dst, move,

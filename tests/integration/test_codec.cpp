@@ -238,8 +238,8 @@ TEST(CodecEngine, LosslessRecordsComeBackExactAndTiersHoldTheFrames) {
     mlbs::Store<float> u(rt, "u", kElems);
     write_waves(u, 0, n);
     const mlbs::RecordInfo oldest = u.info(0);
-    ASSERT_EQ(oldest.tiers.size(), 1u);
-    EXPECT_GT(oldest.tiers[0], 0) << "the oldest record is below DRAM";
+    ASSERT_GE(oldest.tiers.size(), 1u);  // two with a copy ahead on the slow tier
+    for (int t : oldest.tiers) EXPECT_GT(t, 0) << "the oldest record is below DRAM";
     EXPECT_GT(oldest.stored_bytes, 0u);
     EXPECT_LT(oldest.stored_bytes, kElems * sizeof(float) / 4);
     for (std::uint64_t id = n; id-- > 0;) ASSERT_TRUE(reads_wave(u, id));

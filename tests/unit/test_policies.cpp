@@ -47,7 +47,8 @@ struct Scene {
     ranked.push_back(&r);
     return r;
   }
-  View view() const { return {ranked, tiers, persistent, prefetching, horizon, writing, copy_ahead}; }
+  bool write_waits = false;
+  View view() const { return {ranked, tiers, persistent, prefetching, horizon, writing, copy_ahead, write_waits}; }
 };
 
 std::vector<Drop> drops(std::initializer_list<Drop> d) { return d; }
@@ -307,8 +308,66 @@ TEST(Policies, FileTierMovesDropStraysAndMoveDown) {
   EXPECT_FALSE(file_tier_moves(b.view(), notes));
 }
 
+// Staging: while a write waits for a slot, a record leaving DRAM for a busy tier goes to the fastest tier above it
+// with free room (nothing evicted); not when its target is idle, in persistent mode, or with no room above.
+TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
+  auto decide = [](auto change) {
+    Scene s(4);
+    s.writing = s.write_waits = true;
+    s.tiers[1].free_bytes = 0;  // full
+    s.tiers[2].free_bytes = kRec;
+    s.tiers[3].copies_in_flight = 1;
+    s.add(bit(0), 3);
+    change(s);
+    Notes notes;
+    return drain_dram(s.view(), notes);
+  };
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::stage);
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 2) << "the fastest tier above the target with room";
+  EXPECT_TRUE(d->drops.empty());
+  const auto direct = [](const std::optional<Decision>& x) { return x && x->purpose == Purpose::drain_dram && x->dst == 3; };
+  EXPECT_TRUE(direct(decide([](Scene& s) { s.tiers[3].copies_in_flight = 0; }))) << "the target is idle";
+  EXPECT_TRUE(direct(decide([](Scene& s) { s.tiers[2].free_bytes = kRec - 1; }))) << "no room above";
+  EXPECT_TRUE(direct(decide([](Scene& s) { s.write_waits = false; }))) << "no write waits for a slot";
+  EXPECT_TRUE(direct(decide([](Scene& s) { s.records[0].avoid = bit(2); }))) << "the tier failed for it";
+  Scene p(3);
+  p.persistent = p.writing = p.write_waits = true;
+  p.tiers[2].copies_in_flight = 1;
+  p.add(bit(0), 1);
+  Notes notes;
+  const auto durable = drain_dram(p.view(), notes);
+  ASSERT_TRUE(durable);
+  EXPECT_EQ(durable->dst, 2) << "persistent: its durable copy first, never staged";
+}
+
+// A staged copy moves on down from where it was staged, one at a time into its target, and its record's DRAM
+// slot goes with the decision (a DRAM source would keep the slot busy for the slower tier's copy).
+TEST(Policies, AStagedCopyMovesOnAndGivesUpItsSlot) {
+  Scene s(3);
+  Record& r = s.add(bit(0) | bit(1), 2);
+  r.staged = 1;
+  Notes notes;
+  const auto d = file_tier_moves(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::move_down);
+  EXPECT_EQ(d->src, 1);
+  EXPECT_EQ(d->dst, 2);
+  EXPECT_EQ(d->drops, drops({{0, 0}}));
+  s.tiers[2].copies_in_flight = 1;
+  EXPECT_FALSE(file_tier_moves(s.view(), notes)) << "its target is busy";
+  s.tiers[2].copies_in_flight = 0;
+  r.staged = -1;  // an ordinary copy above its target: from DRAM, the faster source, slot kept
+  const auto plain = file_tier_moves(s.view(), notes);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->src, 0);
+  EXPECT_TRUE(plain->drops.empty());
+}
+
 // Copy ahead: while writes come down, an idle slower tier takes a second copy of the furthest record
-// of a half-full tier above it (from that tier, not from DRAM); nothing otherwise.
+// of a bounded tier above it (from that tier, not from DRAM); nothing otherwise.
 TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
   // Two records on tier 1 (half full), nothing in flight; `change` alters the scene first.
   auto decide = [](auto change) {
@@ -337,7 +396,8 @@ TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
   EXPECT_FALSE(decide([](Scene& s) { s.copy_ahead = false; })) << "FIFO, a hint, or Config::copy_ahead off";
   EXPECT_FALSE(decide([](Scene& s) { s.persistent = true; }));
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].copies_in_flight = 1; })) << "the slower tier is busy";
-  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].free_bytes = 3 * kRec; })) << "the tier above is under half full";
+  EXPECT_TRUE(decide([](Scene& s) { s.tiers[1].free_bytes = 3 * kRec; })) << "from the first record on";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].free_bytes = 4 * kRec; })) << "the tier above has all its room free";
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].capacity_bytes = 0; })) << "an unlimited tier gives nothing up";
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].free_bytes = kRec - 1; })) << "no free room below";
   EXPECT_FALSE(decide([](Scene& s) {
@@ -412,6 +472,29 @@ TEST(Pass, ACopyAheadInFlightBacksItsRecord) {
   EXPECT_EQ(recs[1].dir_target, 1);
   limits.persistent = true;  // a last-tier copy backs nothing in persistent mode
   recs[1].copies = bit(1) | bit(2);
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[1].dir_target, 1);
+}
+
+// A staged copy is no placement choice: its record is placed as if the copy were not there (here on the
+// slower tier, the faster one's room going to the sooner record), and the mark goes once the copy has.
+TEST(Pass, AStagedCopyIsPlacedAsIfItWereNotThere) {
+  std::deque<Record> recs(2);
+  std::vector<Record*> ranked = in_order(recs);
+  recs[0].copies = bit(0);           // the newest, leaving DRAM
+  recs[1].copies = bit(0) | bit(1);  // staged on tier 1
+  recs[1].staged = 1;
+  Limits limits;
+  limits.dram_bytes = 0;
+  limits.file_bytes = {0, kRec, 0};
+  limits.moves_up = false;
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 1);
+  EXPECT_EQ(recs[1].dir_target, 2) << "on its way down";
+  recs[1].copies = bit(2);  // it moved on
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[1].staged, -1);
+  recs[1].copies = bit(1);  // back on tier 1 later (a move up): a resident like any other
   place_records(ranked, limits);
   EXPECT_EQ(recs[1].dir_target, 1);
 }

@@ -59,8 +59,11 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   if (!coming_bytes) coming = 0;
   std::vector<PlacementItem> items(coming, PlacementItem{coming_bytes, detail::round_up_block(coming_bytes), 0});
   items.reserve(coming + ranked.size());
-  for (const catalog::Record* r : ranked) {
-    int have = fastest_copy(*r, last, 0);
+  for (catalog::Record* r : ranked) {
+    if (r->staged > 0 && !r->busy && !(r->copies & catalog::bit(r->staged))) r->staged = -1;  // moved on
+    int have = -1;  // its fastest file copy, a staged one aside (it is on its way down)
+    for (int t = 1; t <= last && have < 0; ++t)
+      if ((r->copies & catalog::bit(t)) && t != r->staged) have = t;
     const bool spent = r->rank >= kNoNextUse;
     // Persistent: every record has its durable copy on the last tier, which
     // placement did not choose: one with no copy above it is placed afresh,

@@ -10,6 +10,7 @@ const char* to_string(Purpose p) noexcept {
   switch (p) {
     case Purpose::demand_fetch: return "demand fetch";
     case Purpose::drain_dram: return "drain DRAM";
+    case Purpose::stage: return "stage";
     case Purpose::drop_strays: return "drop strays";
     case Purpose::move_down: return "move down";
     case Purpose::prefetch_dram: return "prefetch into DRAM";
@@ -43,6 +44,23 @@ bool idle(const Record& r) { return !r.busy && !r.retired; }
 
 Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> drops) {
   return Decision{why, i, src, dst, std::move(drops)};
+}
+
+/// Scratch, while a write waits for a slot or DRAM has none free for the
+/// next: a DRAM-only record bound for `dst` while `dst` is busy goes to
+/// the fastest tier above it with free room instead (none evicted), and
+/// file_tier_moves() takes it on down from there (placement ignores a staged
+/// copy). Its DRAM slot is then clean at the faster tier's speed, so writers
+/// do not wait for the slower tier: the faster tiers' room and bandwidth
+/// buffer the bottleneck's, which keeps working. 0 if none.
+int stage_tier(const View& v, const Record& r, int dst) {
+  if (v.persistent || !v.writing || dst <= 1 || r.copies != bit(0) || !v.tiers[dst].copies_in_flight) return 0;
+  if (!v.write_waits && v.tiers[0].free_bytes >= r.size) return 0;  // the next write has its slot
+  for (int u = 1; u < dst; ++u) {
+    const TierView& tv = v.tiers[u];
+    if (!tv.full_latched && tv.free_bytes >= r.plan_bytes() && !(r.avoid & bit(u))) return u;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -113,6 +131,7 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes) {
     // Also a durable record whose only file copy is the durable one, placed
     // above it: its DRAM copy is the cheap source, before its slot is given
     // up (else the target is filled later by reading the last tier back).
+    if (const int via = stage_tier(v, r, dst); via > 0) return copy(Purpose::stage, i, 0, via, {});
     if (auto drops = file_room(v, dst, r.plan_bytes(), i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
   }
   return std::nullopt;
@@ -137,9 +156,18 @@ std::optional<Decision> file_tier_moves(const View& v, Notes& notes) {
     for (int u = 1; u < t; ++u)
       if (r.copies & bit(u)) above = u;
     if (above < 0) continue;
-    // From DRAM when it has the record (the faster source); the old copy then goes as a stray.
-    const int src = (r.copies & bit(0)) ? 0 : above;
-    if (auto drops = file_room(v, t, r.file_bytes(), i, notes)) return copy(Purpose::move_down, i, src, t, std::move(*drops));
+    // From DRAM when it has the record (the faster source); the old copy then
+    // goes as a stray. A staged record moves from its staged copy instead and
+    // gives up its DRAM slot now: the slot is what staging was for.
+    const bool staged = r.staged == above;
+    // One at a time: a second copy into a busy tier adds no bandwidth and
+    // would hold the helper that stages the next record.
+    if (staged && v.tiers[t].copies_in_flight) continue;
+    const int src = (r.copies & bit(0)) && !staged ? 0 : above;
+    if (auto drops = file_room(v, t, r.file_bytes(), i, notes)) {
+      if (staged && (r.copies & bit(0)) && !r.want_mem && !r.pins) drops->push_back({i, 0});
+      return copy(Purpose::move_down, i, src, t, std::move(*drops));
+    }
   }
   return std::nullopt;
 }
@@ -242,11 +270,13 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     if (!idle(r) || r.error || t <= 0 || t >= v.last() || (r.copies & bit(0)) || !(r.copies & bit(t))) continue;
     if (r.copies & ~(bit(t + 1) - 1)) continue;  // backed already
     if (r.file_bytes() >= 2 * newest->plan_bytes()) continue;  // no write would take its room
-    // Only where the tier above fills: an unlimited one never gives a record
-    // up, and below half full the run may well fit (copies ahead would be
-    // traffic on a slower, often shared, tier for nothing).
+    // Only below a bounded tier (an unlimited one never gives a record up),
+    // from its first record on: the slower tier is often the bottleneck, and
+    // every moment it idles while writes come down is lost to the run. The
+    // price, when the run fits after all, is traffic on an idle tier
+    // (Config::copy_ahead = false spares it).
     const TierView& above = v.tiers[t];
-    if (!above.capacity_bytes || above.free_bytes > above.capacity_bytes / 2) continue;
+    if (!above.capacity_bytes || above.free_bytes >= above.capacity_bytes) continue;
     const int below = t + 1;
     const TierView& tv = v.tiers[below];
     if (tv.copies_in_flight || tv.full_latched || tv.free_bytes < r.file_bytes() || (r.avoid & bit(below))) continue;

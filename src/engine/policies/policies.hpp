@@ -49,11 +49,15 @@ std::optional<Decision> demand_fetch(const View& v, Notes& notes);
 /// 2. Records in DRAM placed below it are copied down to their target tier
 ///    (to the last tier first when they owe durability; a durable record
 ///    placed above the last tier, too), furthest next use first: their
-///    slots are what writers need next.
+///    slots are what writers need next. Scratch, while a write waits for a
+///    slot: one whose target is busy is staged on the fastest tier above it with free
+///    room (Purpose::stage), and moves on from there (3).
 std::optional<Decision> drain_dram(const View& v, Notes& notes);
 /// 3. File copies follow placement: stray copies besides the target tier's
 ///    go; a copy above its target tier moves down (from DRAM when DRAM has it:
-///    the faster source), furthest next use first.
+///    the faster source), furthest next use first. A staged copy moves from
+///    the tier it was staged on, one at a time into its target, and its
+///    record's DRAM slot is given up with it.
 std::optional<Decision> file_tier_moves(const View& v, Notes& notes);
 /// 4. Known schedule: records placed in DRAM are fetched, soonest first,
 ///    while DRAM has room; never out of order (a later record does not

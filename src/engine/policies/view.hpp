@@ -57,6 +57,8 @@ struct View {
   /// fast tiers' room from the records there and the furthest of these are
   /// the ones to leave; and Config::copy_ahead is on.
   bool copy_ahead = false;
+  /// A write waits for a DRAM slot now: drain_dram may stage (Purpose::stage).
+  bool write_waits = false;
 
   int last() const noexcept { return static_cast<int>(tiers.size()) - 1; }
 };
@@ -72,6 +74,7 @@ struct Drop {
 enum class Purpose {
   demand_fetch,   ///< a read waits for this record: into DRAM
   drain_dram,     ///< a DRAM-only record placement sends below: frees a slot for writers
+  stage,          ///< drain_dram's record goes to a faster tier with room while its target is busy
   drop_strays,    ///< file copies besides the target tier's go (no copy is made)
   move_down,      ///< a file copy above its target tier moves there
   prefetch_dram,  ///< soonest-used records into DRAM ahead of their reads
