@@ -156,8 +156,9 @@ policies::View Engine::view() {
   // count let placement put the records written where they will end.
   const bool demotions =
       cfg_.copy_ahead && ((k == Schedule::Kind::lifo && !schedule_.expected_records) || k == Schedule::Kind::unknown);
-  return {ranked_,         tier_views_,           persistent(), k != Schedule::Kind::unknown, flush_horizon_,
-          last_write_bytes_ > 0, demotions, slot_waiters_ > 0};
+  const bool prefetching = k != Schedule::Kind::unknown;
+  return {ranked_, tier_views_, persistent(), prefetching, flush_horizon_, last_write_bytes_ > 0,
+          demotions, slot_waiters_ > 0};
 }
 
 void Engine::apply(const std::vector<policies::Drop>& drops) {

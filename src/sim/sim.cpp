@@ -355,7 +355,8 @@ class Model {
     // As Engine::view(): new writes push the furthest records down (LIFO
     // without the record-count hint), so slower tiers may copy them ahead.
     const bool copy_ahead = m_.copy_ahead && w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
-    return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0, copy_ahead, waiting_ == Waiting::write};
+    const bool write_waits = waiting_ == Waiting::write;  // planning runs after the write tried for its slot
+    return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0, copy_ahead, write_waits};
   }
 
   void apply(const std::vector<pol::Drop>& drops) {

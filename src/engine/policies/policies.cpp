@@ -128,10 +128,10 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes) {
     } else if (!v.persistent || r.copies != (bit(0) | bit(v.last())) || dst >= v.last()) {
       continue;
     }
+    if (const int via = stage_tier(v, r, dst); via > 0) return copy(Purpose::stage, i, 0, via, {});
     // Also a durable record whose only file copy is the durable one, placed
     // above it: its DRAM copy is the cheap source, before its slot is given
     // up (else the target is filled later by reading the last tier back).
-    if (const int via = stage_tier(v, r, dst); via > 0) return copy(Purpose::stage, i, 0, via, {});
     if (auto drops = file_room(v, dst, r.plan_bytes(), i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
   }
   return std::nullopt;

@@ -50,8 +50,9 @@ std::optional<Decision> demand_fetch(const View& v, Notes& notes);
 ///    (to the last tier first when they owe durability; a durable record
 ///    placed above the last tier, too), furthest next use first: their
 ///    slots are what writers need next. Scratch, while a write waits for a
-///    slot: one whose target is busy is staged on the fastest tier above it with free
-///    room (Purpose::stage), and moves on from there (3).
+///    slot or DRAM has none free for the next: one whose target is busy is
+///    staged on the fastest tier above it with free room (Purpose::stage),
+///    and moves on from there (3).
 std::optional<Decision> drain_dram(const View& v, Notes& notes);
 /// 3. File copies follow placement: stray copies besides the target tier's
 ///    go; a copy above its target tier moves down (from DRAM when DRAM has it:

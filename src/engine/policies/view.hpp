@@ -57,7 +57,7 @@ struct View {
   /// fast tiers' room from the records there and the furthest of these are
   /// the ones to leave; and Config::copy_ahead is on.
   bool copy_ahead = false;
-  /// A write waits for a DRAM slot now: drain_dram may stage (Purpose::stage).
+  /// A write waits for a DRAM slot now (drain_dram may stage: Purpose::stage).
   bool write_waits = false;
 
   int last() const noexcept { return static_cast<int>(tiers.size()) - 1; }
