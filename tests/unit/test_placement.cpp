@@ -151,22 +151,6 @@ TEST(Placement, DramRecordKeepsItsFileCopy) {
   EXPECT_FALSE(p.in_memory[1]);
   EXPECT_EQ(p.dir_tier[1], 1);
 }
-
-// While reads go on, a record held in DRAM gives its fast-tier room to a record moving up from the slow tier
-// (its copy there has no use until it leaves DRAM); while writes come down it keeps it.
-TEST(Placement, DramRecordYieldsItsFileRoomToAMoveUp) {
-  std::vector<mlbs::engine::policies::PlacementItem> ranked = {
-      {4096, 4096, 0, 1},  // soonest, in DRAM with a copy on the fast tier
-      {4096, 4096, 0, 2},  // next: on the slow tier
-  };
-  auto p = mlbs::engine::policies::place(ranked, 4096, {0, 4096, 0});
-  EXPECT_TRUE(p.in_memory[0]);
-  EXPECT_EQ(p.dir_tier[0], -1) << "no place below DRAM: its copy goes when the room is taken, and is not moved";
-  EXPECT_EQ(p.dir_tier[1], 1) << "moves up";
-  p = mlbs::engine::policies::place(ranked, 4096, {0, 4096, 0}, false);
-  EXPECT_EQ(p.dir_tier[0], 1);
-  EXPECT_EQ(p.dir_tier[1], 2);
-}
 }  // namespace
 
 namespace {

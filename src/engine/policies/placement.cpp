@@ -121,49 +121,19 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
         break;
       }
   }
-  // A record held in DRAM has no use for its file copy until it leaves
-  // DRAM: that room goes to record i moving up into tier t if it needs it
-  // (all or none, furthest first); the copy goes when the room is taken.
-  std::vector<bool> yielded(ranked.size(), false);  // held in DRAM, gave its file room up (no place)
-  auto evict_held = [&](std::size_t i, std::size_t t) {
-    const PlacementItem& it = ranked[i];
-    if ((it.avoid_mask >> t) & 1u) return false;
-    std::uint64_t room = left[t];
-    std::vector<std::size_t> out;
-    for (std::size_t j = ranked.size(); j-- > 0 && room < it.bytes;)
-      if (p.in_memory[j] && p.dir_tier[j] == static_cast<int>(t) && !ranked[j].retain) {
-        out.push_back(j);
-        room += ranked[j].bytes;
-      }
-    if (room < it.bytes) return false;
-    for (std::size_t j : out) {
-      give(t, ranked[j].bytes);
-      p.dir_tier[j] = -1;
-      yielded[j] = true;
-    }
-    return true;
-  };
   // Then residents not held in DRAM move up into the room left, soonest
   // first (prefetch between file tiers), unless writes are coming down; a
   // record with no next use stays where it is.
   if (moves_up)
     for (std::size_t i = 0; i < ranked.size(); ++i) {
       const int have = p.dir_tier[i];
-      if (p.in_memory[i] || have <= 0 || ranked[i].file_copy <= 0 || ranked[i].spent) continue;
-      fastest_with_room(i, std::size_t(have));
-      if (p.dir_tier[i] != have) continue;
-      for (std::size_t t = 1; t < std::size_t(have); ++t)
-        if (evict_held(i, t)) {
-          give(std::size_t(have), ranked[i].bytes);
-          take(t, ranked[i].bytes);
-          p.dir_tier[i] = static_cast<int>(t);
-          break;
-        }
+      if (!p.in_memory[i] && have > 0 && ranked[i].file_copy > 0 && !ranked[i].spent)
+        fastest_with_room(i, std::size_t(have));
     }
   // Room nobody else needs is where a DRAM record goes if it must leave
   // early (a flush, an unknown schedule's write-behind).
   for (std::size_t i = 0; i < ranked.size(); ++i)
-    if (p.in_memory[i] && p.dir_tier[i] < 0 && !yielded[i]) fastest_with_room(i, left.size());
+    if (p.in_memory[i] && p.dir_tier[i] < 0) fastest_with_room(i, left.size());
   return p;
 }
 
