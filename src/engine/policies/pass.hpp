@@ -57,7 +57,8 @@ void merge_by_rank(std::vector<catalog::Record*>& records, std::size_t kept, std
                    std::vector<catalog::Record*>& out);
 
 /// Places `ranked` (soonest next use first, see place()) within `limits` and
-/// stores the answer in each record's want_mem and dir_target. `coming`
+/// stores the answer in each record's want_mem and dir_target (a staged
+/// mark whose copy has gone, Record::staged, is cleared on the way). `coming`
 /// records (not written yet, known from a schedule's hint) of `coming_bytes`
 /// each rank before all of them: they claim DRAM and the fast tiers first,
 /// so the records written already go where they will end.
