@@ -55,7 +55,7 @@ Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> dr
 /// buffer the bottleneck's, which keeps working. 0 if none.
 int stage_tier(const View& v, const Record& r, int dst) {
   if (v.persistent || !v.writing || dst <= 1 || r.copies != bit(0) || !v.tiers[dst].copies_in_flight) return 0;
-  if (!v.write_waits && v.tiers[0].free_bytes >= r.size) return 0;  // the next write has its slot
+  if (!v.write_waits && dram_fits(r.size, v.tiers[0].free_bytes)) return 0;  // the next write has its slot
   for (int u = 1; u < dst; ++u) {
     const TierView& tv = v.tiers[u];
     if (!tv.full_latched && tv.free_bytes >= r.plan_bytes() && !(r.avoid & bit(u))) return u;
