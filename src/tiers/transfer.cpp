@@ -10,6 +10,11 @@
 
 namespace mlbs::tiers {
 
+namespace {
+/// Between two tiers the first chunk is a half of the staging / this (see transfer()).
+constexpr std::uint64_t kRampSteps = 16;
+}  // namespace
+
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash) {
   catalog::Checksummer sum;
   if (from.memory && to.writer && !to.memory) {
@@ -25,16 +30,20 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     // one while the other is written (write_held), so that neither device
     // waits for the other (the slower one, often the bottleneck, would idle
     // while the faster one is read). Each write_held() waits for the
-    // previous one, which frees the half the next read goes to.
+    // previous one, which frees the half the next read goes to. The chunks
+    // start small and double up to a half: the writer waits only for the
+    // first, short read, not for a whole half.
     const std::uint64_t half = staging->capacity() / 2 / detail::kBlockAlign * detail::kBlockAlign;
     std::byte* buf[2] = {staging->data(), staging->data() + half};
-    std::size_t n = static_cast<std::size_t>(std::min(half, size));
+    std::uint64_t chunk = std::max<std::uint64_t>(detail::kBlockAlign, half / kRampSteps / detail::kBlockAlign * detail::kBlockAlign);
+    std::size_t n = static_cast<std::size_t>(std::min(chunk, size));
     from.reader->read(0, buf[0], n);
     for (std::uint64_t off = 0, k = 0; off < size; ++k) {
       std::byte* cur = buf[k % 2];
       to.writer->write_held(off, cur, n);
       const std::uint64_t next = off + n;
-      const std::size_t m = static_cast<std::size_t>(std::min(half, size - std::min(size, next)));
+      chunk = std::min(half, 2 * chunk);
+      const std::size_t m = static_cast<std::size_t>(std::min(chunk, size - std::min(size, next)));
       if (m) from.reader->read(next, buf[(k + 1) % 2], m);
       if (hash) sum.update(cur, n);  // read only: the held write may still be using it
       off = next;

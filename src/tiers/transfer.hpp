@@ -30,8 +30,9 @@ struct Sink {
 /// record goes in one call (io_uring then keeps its queue depth in flight
 /// across the record); between two tiers, or from a tier to nowhere, the
 /// bytes pass through `staging` (needed only then), its capacity at a time,
-/// and between two tiers half of it at a time: the next half is read while
-/// the last is written (held, as below, until the writer's commit()).
+/// and between two tiers up to half of it at a time: the next chunk is read
+/// while the last is written (held, as below, until the writer's commit()),
+/// the first ones short so that the writer starts at once.
 /// Returns the xxHash3 of the bytes when `hash` (else 0). Throws as the
 /// reader or writer does. From memory to a writer the bytes may still be in
 /// flight when it returns (ObjectWriter::write_held, hashed meanwhile): the

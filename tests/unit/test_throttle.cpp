@@ -44,12 +44,40 @@ TEST(Throttle, IdleTimeIsNotBanked) {
 TEST(Throttle, RealTransferTimeOverlapsTheCap) {
   mlbs::tiers::Pacer pacer(32ull << 20);
   const auto start = Clock::now();
-  const auto done = pacer.reserve(8 << 20);                    // 0.25 s at the cap
+  const auto flow = pacer.start(8 << 20);                      // 0.25 s at the cap
   std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the "device" working
-  pacer.wait_until(done);
+  pacer.wait(flow);
   const double s = seconds_since(start);
   EXPECT_GE(s, 0.25 * 0.98);
   EXPECT_LT(s, 0.37);  // the sum would be 0.40 s
+}
+
+// Flows share the cap as a device's streams do: a small transfer started
+// beside a large one is done at its share's pace, not after the large one,
+// and the large one finishes when all the bytes have moved at the cap.
+TEST(Throttle, FlowsShareTheCap) {
+  mlbs::tiers::Pacer pacer(64ull << 20);  // 64 MiB/s
+  const auto start = Clock::now();
+  const auto large = pacer.start(16 << 20);  // alone: 0.25 s
+  const auto small = pacer.start(2 << 20);   // half the cap: 62.5 ms; behind the large one: 0.28 s
+  pacer.wait(small);
+  EXPECT_GE(seconds_since(start), 0.0625 * 0.98);
+  EXPECT_LT(seconds_since(start), 0.2) << "the small flow waited for the large one";
+  pacer.wait(large);
+  EXPECT_GE(seconds_since(start), 0.28125 * 0.98);  // 18 MiB at the cap
+}
+
+// A stream's next bytes join its flow: it keeps one share of the device.
+TEST(Throttle, AStreamKeepsOneShare) {
+  mlbs::tiers::Pacer pacer(64ull << 20);
+  const auto start = Clock::now();
+  auto stream = pacer.start(1 << 20);
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(pacer.start(1 << 20, stream), stream);
+  const auto other = pacer.start(8 << 20);
+  pacer.wait(other);  // 8 MiB each at half the cap: 0.25 s
+  EXPECT_GE(seconds_since(start), 0.25 * 0.98);
+  pacer.wait(stream);
+  EXPECT_LT(seconds_since(start), 0.375);
 }
 
 // A held write returns before the capped device would be done (the caller

@@ -1,17 +1,70 @@
 #include "tiers/wrappers/throttle.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <limits>
 #include <utility>
 
 namespace mlbs::tiers {
 
-Pacer::Clock::time_point Pacer::reserve(std::size_t bytes) {
-  const auto cost = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(double(bytes) / double(bytes_per_s_)));
+Pacer::Flow Pacer::start(std::size_t bytes, Flow onto) {
   std::lock_guard lock(mu_);
-  // An idle device does not bank bandwidth for later bursts.
-  next_ = std::max(next_, Clock::now()) + cost;
-  return next_;
+  advance(Clock::now());
+  if (auto it = moving_.find(onto); onto && it != moving_.end()) {
+    it->second += double(bytes);
+    return onto;
+  }
+  const Flow f = next_++;
+  if (bytes) moving_.emplace(f, double(bytes));
+  return f;
+}
+
+void Pacer::wait(Flow f) {
+  std::unique_lock lock(mu_);
+  while (!cancelled_) {
+    advance(Clock::now());
+    const auto it = moving_.find(f);
+    if (it == moving_.end()) return;
+    // Woken at the prediction; a flow that came since moves it later, so
+    // look again rather than trust it.
+    cv_.wait_until(lock, done_at(it->second));
+  }
+}
+
+void Pacer::cancel() noexcept {
+  {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Pacer::advance(Clock::time_point now) {
+  double dt = std::chrono::duration<double>(now - at_).count();
+  if (dt <= 0) return;
+  at_ = now;
+  // Each flow moves at rate / flows until the smallest is done, then the
+  // rest share the rate among fewer.
+  constexpr double kByte = 0.5;  // what rounding may leave of a finished flow
+  while (dt > 0 && !moving_.empty()) {
+    const double share = bytes_per_s_ / double(moving_.size());
+    double least = std::numeric_limits<double>::max();
+    for (const auto& [f, left] : moving_) least = std::min(least, left);
+    const double step = std::min(dt, least / share);
+    for (auto it = moving_.begin(); it != moving_.end();) {
+      it->second -= share * step;
+      it = it->second <= kByte ? moving_.erase(it) : std::next(it);
+    }
+    dt -= step;
+  }
+}
+
+Pacer::Clock::time_point Pacer::done_at(double left) const {
+  // Every flow moves alike until one is done: this one's bytes move along
+  // with min(theirs, its own) of each other flow.
+  double bytes = 0;
+  for (const auto& [f, other] : moving_) bytes += std::min(other, left);
+  return at_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(bytes / bytes_per_s_));
 }
 
 namespace {
@@ -20,26 +73,27 @@ class PacedWriter final : public ObjectWriter {
  public:
   PacedWriter(std::unique_ptr<ObjectWriter> inner, Pacer& pacer)
       : inner_(std::move(inner)), pacer_(pacer) {}
+  // A writer is one stream: its bytes take one share of the device.
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
-    const auto done = pacer_.reserve(bytes);
+    flow_ = pacer_.start(bytes, flow_);
     inner_->write(offset, data, bytes);
-    pacer_.wait_until(done);  // as the capped device would complete it
+    pacer_.wait(flow_);  // as the capped device would complete it
   }
   void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     // The capped device is still busy with these bytes when the call
     // returns: the caller's work overlaps it, as on a real slow device.
-    held_until_ = std::max(held_until_, pacer_.reserve(bytes));
+    flow_ = pacer_.start(bytes, flow_);
     inner_->write_held(offset, data, bytes);
   }
   void commit(bool durable) override {
-    if (held_until_ != Pacer::Clock::time_point{}) pacer_.wait_until(std::exchange(held_until_, {}));
+    pacer_.wait(flow_);
     inner_->commit(durable);
   }
 
  private:
   std::unique_ptr<ObjectWriter> inner_;
   Pacer& pacer_;
-  Pacer::Clock::time_point held_until_{};
+  Pacer::Flow flow_ = 0;
 };
 
 class PacedReader final : public ObjectReader {
@@ -47,9 +101,9 @@ class PacedReader final : public ObjectReader {
   PacedReader(std::unique_ptr<ObjectReader> inner, Pacer& pacer)
       : inner_(std::move(inner)), pacer_(pacer) {}
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
-    const auto done = pacer_.reserve(bytes);
+    const Pacer::Flow f = pacer_.start(bytes);
     inner_->read(offset, data, bytes);
-    pacer_.wait_until(done);
+    pacer_.wait(f);
   }
 
  private:

@@ -3,37 +3,57 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
 #include <mutex>
 
 #include "tiers/wrappers/wrapped.hpp"
 
 namespace mlbs::tiers {
 
-/// Paces the bytes through one tier, reads and writes together, to a rate:
-/// a shared virtual clock advances by bytes/rate per transfer, reserved when
-/// the transfer starts, and the transfer completes when both the real I/O
-/// and the clock are done — max(real, capped), never their sum, so a cap
-/// below the disk's speed yields the cap. Concurrent helpers share the cap,
-/// as they share a real device's bandwidth.
+/// Paces the bytes through one tier, reads and writes together, to a rate,
+/// as a device shares its bandwidth among the streams it serves: each stream
+/// with bytes outstanding (a flow) moves at rate / flows, and a flow is done
+/// when its bytes have moved (generalised processor sharing, the simulator's
+/// rule for one tier, sim/sim.hpp). A transfer completes when both its real
+/// I/O and its flow are done: max(real, capped), never their sum, so a cap
+/// below the disk's speed yields the cap. An idle device banks nothing.
+///
+/// Why not first come, first served: a small read queued behind another
+/// helper's whole-record write would wait for all of it, and the slower tier
+/// it feeds would idle meanwhile; a device interleaves them.
 class Pacer {
  public:
   using Clock = std::chrono::steady_clock;
-  explicit Pacer(std::uint64_t bytes_per_s) : bytes_per_s_(bytes_per_s) {}
-  /// Books `bytes` on the device from now (or from when it frees up):
-  /// returns when the capped device would have moved them.
-  Clock::time_point reserve(std::size_t bytes);
-  /// Blocks the calling helper until `t`, or until cancel().
-  void wait_until(Clock::time_point t) { wait_.until(t); }
-  /// reserve + wait: a transfer that took no real time.
-  void pass(std::size_t bytes) { wait_until(reserve(bytes)); }
+  /// A stream's bytes on the device; 0 = none.
+  using Flow = std::uint64_t;
+
+  explicit Pacer(std::uint64_t bytes_per_s) : bytes_per_s_(double(bytes_per_s)) {}
+  /// Puts `bytes` on the device from now: behind flow `onto`'s own bytes
+  /// when it is still moving (one stream, one share), else as a new flow.
+  Flow start(std::size_t bytes, Flow onto = 0);
+  /// Blocks the calling helper until flow `f` has moved its bytes, or until
+  /// cancel().
+  void wait(Flow f);
+  /// start + wait: a transfer that took no real time.
+  void pass(std::size_t bytes) { wait(start(bytes)); }
   /// Pacing stops: waits end now and later ones do not wait (the runtime is giving up).
-  void cancel() noexcept { wait_.cancel(); }
+  void cancel() noexcept;
 
  private:
+  /// Moves every flow on to `now`.
+  void advance(Clock::time_point now);
+  /// When a flow with `left` bytes would be done if no other came.
+  Clock::time_point done_at(double left) const;
+
   std::mutex mu_;
-  std::uint64_t bytes_per_s_;
-  Clock::time_point next_ = Clock::now();
-  CancellableWait wait_;
+  std::condition_variable cv_;
+  bool cancelled_ = false;
+  double bytes_per_s_;
+  Clock::time_point at_ = Clock::now();  ///< moving_ is as of then
+  std::map<Flow, double> moving_;        ///< flow -> bytes still to move
+  Flow next_ = 1;
 };
 
 class ThrottledBackend final : public WrappedBackend {
