@@ -89,7 +89,10 @@ struct MLBS_API Tier {
 struct MLBS_API Schedule {
   enum class Kind { fifo, lifo, explicit_order, unknown };
   Kind kind = Kind::lifo;
-  std::vector<std::uint64_t> order;   ///< explicit_order: ids in the order they will be read
+  /// explicit_order: ids in the order they will be read. While writes come
+  /// down, those not written yet are the records to come, as with
+  /// expected_records (docs/architecture.md, "Placement").
+  std::vector<std::uint64_t> order;
   /// lifo: a hint of how many records each store will hold when its writes
   /// end ("lifo:N"); 0 = not known. Placement then reserves DRAM and the fast
   /// tiers for the records still to come, so the first records go straight

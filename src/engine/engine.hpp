@@ -29,6 +29,7 @@
 #include "codec/codec.hpp"
 #include "codec/need.hpp"
 #include "core/group.hpp"
+#include "engine/policies/pass.hpp"
 #include "engine/policies/view.hpp"
 #include "mlbs/config.hpp"
 #include "mlbs/detail/block.hpp"
@@ -219,6 +220,9 @@ class Engine {
   Record& get(std::uint32_t store, std::uint64_t id);   ///< throws UnknownIdError
   void refresh_placement();
   std::uint64_t rank_of(const Record& r) const;
+  /// The records the schedule says are still to come (policies::Coming):
+  /// LIFO's hint, or an explicit order's ids not written yet; none once reads began.
+  policies::Coming coming_records();
   /// Whether in-transit readers came or went on a store since the last look
   /// (StoreState::watched is updated).
   bool readers_changed();

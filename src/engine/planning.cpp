@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 #include "catalog/live.hpp"
@@ -27,6 +28,37 @@ std::uint64_t Engine::rank_of(const Record& r) const {
     if (auto c = consumed.find(r.id); c != consumed.end()) reads_done = c->second;
   }
   return policies::next_use_rank(r, schedule_.kind, positions, reads_done);
+}
+
+policies::Coming Engine::coming_records() {
+  policies::Coming coming{{}, last_write_bytes_};
+  if (!last_write_bytes_) return coming;  // reads began
+  for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {
+    const StoreState& st = catalog_.store(s);
+    if (!st.open) continue;
+    if (schedule_.kind == Schedule::Kind::lifo && schedule_.expected_records) {
+      // Read before every record written: they claim DRAM and the fast
+      // tiers first, so those written go where they will end.
+      const auto held = static_cast<std::uint64_t>(std::ranges::distance(catalog_.records_in(s)));
+      coming.ranks.resize(coming.ranks.size() + policies::records_to_come(schedule_.expected_records, held, true), 0);
+    } else if (schedule_.kind == Schedule::Kind::explicit_order) {
+      // The order names them: each at its first read. Ids are taken to be
+      // written in increasing order, so the smallest not written yet is the
+      // next write when none is in progress (its room is dram_limit's
+      // headroom, as a write in progress has).
+      const auto written = [&](std::uint64_t id) {
+        return st.pending.contains(id) || st.consumed.contains(id) || catalog_.find(s, id) != nullptr;
+      };
+      std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
+      if (st.pending.empty())
+        for (const auto& entry : schedule_pos_)
+          if (!written(entry.first)) next = std::min(next, entry.first);
+      for (const auto& [id, positions] : schedule_pos_)
+        if (id != next && !written(id)) coming.ranks.push_back(1 + positions.front());
+    }
+  }
+  std::sort(coming.ranks.begin(), coming.ranks.end());
+  return coming;
 }
 
 void Engine::refresh_placement() {
@@ -78,16 +110,6 @@ void Engine::refresh_placement() {
       cap = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
     }
   }
-  // LIFO with a hint of the record count: the records still to come will be
-  // read first, so they claim DRAM and the fast tiers ahead of those written
-  // (each store's, the size of the last write).
-  std::uint64_t coming = 0;
-  if (schedule_.kind == Schedule::Kind::lifo && schedule_.expected_records)
-    for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {
-      if (!catalog_.store(s).open) continue;
-      const auto held = static_cast<std::uint64_t>(std::ranges::distance(catalog_.records_in(s)));
-      coming += policies::records_to_come(schedule_.expected_records, held, last_write_bytes_ > 0);
-    }
   // Records only in DRAM that their store's codec will encode on the way
   // down are planned at the share its frames took lately (codec/share.hpp).
   const bool codec_wanted = codec::wanted(cfg_.codec_when, need_);
@@ -96,7 +118,7 @@ void Engine::refresh_placement() {
     const bool encodes = st.codec && codec_wanted && codec::should_try(st.bypass) && r->copies == bit(0);
     r->expect = encodes ? std::max(codec::planned_bytes(st.share, r->size), r->took) : 0;
   }
-  policies::place_records(ranked_, limits, coming, last_write_bytes_);
+  policies::place_records(ranked_, limits, coming_records());
   // Shared tiers: publish what this rank would keep there if it had the room
   // (everything placement sends below DRAM to that tier or further down), so
   // the node's ranks divide the budget by what each needs.

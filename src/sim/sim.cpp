@@ -318,16 +318,22 @@ class Model {
     limits.moves_up = last_write_ == 0;
     for (int t = 1; t <= last(); ++t)
       limits.file_bytes[std::size_t(t)] = pol::file_limit(file(t).capacity_bytes, file(t).high_water, m_.persistent);
-    const std::uint64_t coming =
-        w_.hint_records && w_.schedule == Schedule::Kind::lifo
-            ? pol::records_to_come(w_.records, records_.size(), last_write_ > 0)
-            : 0;
+    pol::Coming coming{{}, last_write_};
+    if (w_.hint_records && w_.schedule == Schedule::Kind::lifo)
+      coming.ranks.assign(pol::records_to_come(w_.records, records_.size(), last_write_ > 0), 0);
+    if (w_.schedule == Schedule::Kind::explicit_order && last_write_ > 0) {
+      // As Engine::coming_records(): the ids the order names after the next
+      // write (in progress or not: ids are written in increasing order here).
+      for (std::uint64_t id = gen_ + 1; id < w_.records; ++id)
+        if (auto it = positions_.find(id); it != positions_.end()) coming.ranks.push_back(1 + it->second.front());
+      std::sort(coming.ranks.begin(), coming.ranks.end());
+    }
     // As the engine: a record not encoded yet is planned at the frame it will make.
     for (Record* r : ranked_)
       r->expect = m_.codec_ratio > 1.0 && r->copies == bit(0)
                       ? std::max<std::uint64_t>(1, std::uint64_t(double(r->size) / m_.codec_ratio))
                       : 0;
-    pol::place_records(ranked_, limits, coming, last_write_);
+    pol::place_records(ranked_, limits, coming);
     const auto dirty = pol::dirty_bytes(ranked_, tiers(), m_.persistent);
     for (int t = 0; t < last(); ++t) {
       // DRAM writes behind continuously by default (Tier::memory's marks 0/0).

@@ -61,7 +61,8 @@ struct Workload {
   /// read every record once, newest or oldest first.
   std::vector<std::uint64_t> order;
   /// lifo: the planner is told how many records will come
-  /// (Schedule::expected_records, "lifo:N").
+  /// (Schedule::expected_records, "lifo:N"). An explicit order always tells
+  /// (its ids not written yet, Engine::coming_records()).
   bool hint_records = false;
 };
 

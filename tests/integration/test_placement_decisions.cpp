@@ -156,6 +156,28 @@ TEST(PlacementDecisions, ExplicitOrderPlacesByNextUse) {
   for (std::uint64_t id : {0, 2, 4, 5}) EXPECT_TRUE(in(u.info(id), 0)) << id;
 }
 
+// An explicit order names the records still to come: those read before the ones written already claim
+// DRAM and the fast tier first, so the first written (read last) go to the slow tier, where they end
+// (plain LIFO fills the fast tier with them).
+TEST(PlacementDecisions, ExplicitOrderKeepsRoomForTheRecordsItNamesToCome) {
+  TempDir dir;
+  mlbs::Runtime rt(cfg_for(dir, mlbs::Schedule::explicit_order({11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0})));
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_n(u, 12);
+  u.flush();
+  for (std::uint64_t id = 0; id < 4; ++id) {
+    const auto info = u.info(id);
+    EXPECT_TRUE(in(info, 2) && !in(info, 1)) << id << ": read last, it ends on the slow tier";
+  }
+  int on_fast = 0;
+  for (std::uint64_t id = 4; id < 12; ++id) on_fast += in(u.info(id), 1);
+  EXPECT_EQ(on_fast, 4) << "the fast tier holds records read before those";
+  for (std::uint64_t id = 12; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+}
+
 // Lineage records each move with a timestamp, from the application's write on.
 TEST(PlacementDecisions, LineageRecordsMoves) {
   TempDir dir;

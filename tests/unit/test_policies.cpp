@@ -677,7 +677,7 @@ TEST(Pass, RecordsToComeClaimDramAndTheFastTierFirst) {
   place_records(ranked, limits);
   EXPECT_TRUE(recs[0].want_mem && recs[1].want_mem && !recs[2].want_mem);
   EXPECT_EQ(recs[2].dir_target, 1);
-  place_records(ranked, limits, 2, kRec);
+  place_records(ranked, limits, {{0, 0}, kRec});
   for (const Record& r : recs) EXPECT_FALSE(r.want_mem) << "the two to come take DRAM";
   EXPECT_EQ(recs[0].dir_target, 1);
   EXPECT_EQ(recs[1].dir_target, 1);
@@ -686,6 +686,33 @@ TEST(Pass, RecordsToComeClaimDramAndTheFastTierFirst) {
   EXPECT_EQ(records_to_come(10, 9, true), 0u);
   EXPECT_EQ(records_to_come(10, 12, true), 0u) << "more than the hint: as without it";
   EXPECT_EQ(records_to_come(10, 4, false), 0u) << "reads began: nothing more comes";
+}
+
+// Records to come at their ranks (an explicit order names them): those read before a written record claim
+// room ahead of it, those read after it do not.
+TEST(Pass, RecordsToComeTakeTheirPlacesByRank) {
+  std::deque<Record> recs(3);
+  std::vector<Record*> ranked;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    recs[i].size = kRec;
+    recs[i].gen = i + 1;
+    recs[i].rank = 10 * (i + 1);  // read at 10, 20, 30
+    recs[i].copies = bit(0);
+    ranked.push_back(&recs[i]);
+  }
+  const Limits limits{kRec, {0, kRec, 0}};
+  place_records(ranked, limits, {{40, 50}, kRec});
+  EXPECT_TRUE(recs[0].want_mem) << "records read after every written one claim nothing ahead of them";
+  EXPECT_EQ(recs[1].dir_target, 1);
+  EXPECT_EQ(recs[2].dir_target, 2);
+  place_records(ranked, limits, {{15, 25}, kRec});
+  EXPECT_TRUE(recs[0].want_mem) << "read before the one to come at 15";
+  EXPECT_EQ(recs[1].dir_target, 2) << "the one to come at 15 took the fast tier first";
+  EXPECT_EQ(recs[2].dir_target, 2);
+  place_records(ranked, limits, {{5}, kRec});
+  EXPECT_FALSE(recs[0].want_mem) << "the one to come at 5 takes DRAM";
+  EXPECT_EQ(recs[0].dir_target, 1);
+  EXPECT_EQ(recs[1].dir_target, 2);
 }
 
 // DRAM keeps room for the write in progress, and for a second one once writes spill (copies in overlap copies down).

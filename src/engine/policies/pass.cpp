@@ -53,13 +53,18 @@ void merge_by_rank(std::vector<catalog::Record*>& records, std::size_t kept, std
   records.swap(out);
 }
 
-void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, std::uint64_t coming,
-                   std::uint64_t coming_bytes) {
+void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, const Coming& coming) {
   const int last = static_cast<int>(limits.file_bytes.size()) - 1;
-  if (!coming_bytes) coming = 0;
-  std::vector<PlacementItem> items(coming, PlacementItem{coming_bytes, detail::round_up_block(coming_bytes), 0});
-  items.reserve(coming + ranked.size());
-  for (catalog::Record* r : ranked) {
+  const std::size_t n_coming = coming.bytes ? coming.ranks.size() : 0;
+  const PlacementItem to_come{coming.bytes, detail::round_up_block(coming.bytes), 0};
+  std::vector<PlacementItem> items;
+  items.reserve(n_coming + ranked.size());
+  std::vector<std::size_t> at(ranked.size());  // ranked[i]'s item
+  std::size_t next_coming = 0;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    catalog::Record* r = ranked[i];
+    for (; next_coming < n_coming && coming.ranks[next_coming] <= r->rank; ++next_coming) items.push_back(to_come);
+    at[i] = items.size();
     if (r->staged > 0 && !r->busy && !(r->copies & catalog::bit(r->staged))) r->staged = -1;  // moved on
     int have = -1;  // its fastest file copy, a staged one aside (it is on its way down)
     for (int t = 1; t <= last && have < 0; ++t)
@@ -76,10 +81,11 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
         if ((r->copies & catalog::bit(t)) || r->ahead == t) backing = t;
     items.push_back({r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent});
   }
+  items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
   const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
-    ranked[i]->want_mem = p.in_memory[coming + i];
-    ranked[i]->dir_target = p.dir_tier[coming + i];
+    ranked[i]->want_mem = p.in_memory[at[i]];
+    ranked[i]->dir_target = p.dir_tier[at[i]];
   }
 }
 

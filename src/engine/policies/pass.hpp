@@ -56,14 +56,23 @@ void order_by_rank(std::vector<catalog::Record*>& records);
 void merge_by_rank(std::vector<catalog::Record*>& records, std::size_t kept, std::vector<catalog::Record*>& moved,
                    std::vector<catalog::Record*>& out);
 
+/// Records not written yet that the schedule says will come: LIFO's
+/// record-count hint, an explicit order's ids not written yet.
+struct Coming {
+  /// Their ranks (next_use_rank()), ascending; a LIFO record still to come
+  /// ranks before every record written (0).
+  std::vector<std::uint64_t> ranks;
+  std::uint64_t bytes = 0;  ///< each one's size: the last write's
+};
+
 /// Places `ranked` (soonest next use first, see place()) within `limits` and
 /// stores the answer in each record's want_mem and dir_target (a staged
-/// mark whose copy has gone, Record::staged, is cleared on the way). `coming`
-/// records (not written yet, known from a schedule's hint) of `coming_bytes`
-/// each rank before all of them: they claim DRAM and the fast tiers first,
-/// so the records written already go where they will end.
-void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, std::uint64_t coming = 0,
-                   std::uint64_t coming_bytes = 0);
+/// mark whose copy has gone, Record::staged, is cleared on the way). The
+/// `coming` records take their places by rank too, before a written record
+/// of the same rank: those read sooner than a written record claim DRAM and
+/// the fast tiers first, so the records written already go where they will
+/// end.
+void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, const Coming& coming = {});
 
 /// LIFO with Schedule::expected_records: the records still to come after
 /// the next one, of `store_records` written (the next write, in progress or
