@@ -5,7 +5,10 @@
 // and through mlbs-sim's model of the same machine. Prints both walls and
 // their ratio; exits 1 when the model is off by more than --tolerance
 // (default 10%), 77 (skipped) under a sanitizer, whose overhead the model
-// does not know.
+// does not know. --schedule picks the read order and what the planner is
+// told: lifo (default), lifo:N (the record count), or revolve (a
+// revolve-like explicit order, sim/sim.hpp's sweep: groups of 4, newest
+// group first, each group's head read before and after the rest).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,7 +38,32 @@ struct Setup {
   std::uint64_t slow_bw = 128 * kMiB;
   double compute_s = 0.02;  ///< per write and per read
   unsigned helpers = 2;
+  std::string schedule = "lifo";  ///< lifo, lifo:N or revolve
 };
+
+/// The read order and what the planner is told, for the runtime and for the model.
+struct Order {
+  mlbs::Schedule schedule;
+  std::vector<std::uint64_t> ids;  ///< read order
+};
+
+Order order_for(const Setup& s) {
+  Order o;
+  const std::uint32_t n = s.records;
+  if (s.schedule == "revolve") {
+    constexpr std::uint32_t g = 4;
+    for (std::int64_t h = (n - 1) / g * g; h >= 0; h -= g) {
+      o.ids.push_back(std::uint64_t(h));
+      for (std::int64_t k = std::min<std::int64_t>(n - 1, h + g - 1); k > h; --k) o.ids.push_back(std::uint64_t(k));
+      o.ids.push_back(std::uint64_t(h));
+    }
+    o.schedule = mlbs::Schedule::explicit_order(o.ids);
+    return o;
+  }
+  for (std::uint32_t i = n; i-- > 0;) o.ids.push_back(i);
+  o.schedule = mlbs::Schedule::lifo(s.schedule == "lifo:N" ? n : 0);
+  return o;
+}
 
 /// The application's compute: the core is busy for `s` (a kernel, not a wait).
 void compute(double s) {
@@ -54,7 +82,8 @@ double real_run(const Setup& s, const fs::path& dir) {
   cfg.tiers[1].bandwidth_bytes_per_s = s.fast_bw;
   cfg.tiers[2].bandwidth_bytes_per_s = s.slow_bw;
   cfg.helper_threads = s.helpers;
-  cfg.schedule = mlbs::Schedule::lifo();
+  const Order order = order_for(s);
+  cfg.schedule = order.schedule;
   cfg.live_catalog = false;
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", s.record_bytes / sizeof(float));
@@ -64,8 +93,8 @@ double real_run(const Setup& s, const fs::path& dir) {
     compute(s.compute_s);
     u.write(i);
   }
-  for (std::uint32_t i = s.records; i-- > 0;) {
-    u.read(i);
+  for (std::uint64_t id : order.ids) {
+    u.read(id);
     compute(s.compute_s);
   }
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -80,7 +109,10 @@ double simulated(const Setup& s) {
   w.record_bytes = s.record_bytes;
   w.records = s.records;
   w.compute_per_write_s = w.compute_per_read_s = s.compute_s;
-  w.schedule = mlbs::Schedule::Kind::lifo;
+  const Order order = order_for(s);
+  w.schedule = order.schedule.kind;
+  w.hint_records = order.schedule.expected_records > 0;
+  if (w.schedule == mlbs::Schedule::Kind::explicit_order) w.order = order.ids;
   return mlbs::sim::simulate(m, w).wall_s;
 }
 
@@ -92,13 +124,18 @@ int main(int argc, char** argv) {
   return 77;
 #endif
   double tolerance = 0.10;
+  Setup s;
   fs::path dir = fs::temp_directory_path() / ("mlbs-sim-check-" + std::to_string(::getpid()));
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--tolerance") tolerance = std::atof(argv[i + 1]);
     if (a == "--dir") dir = fs::path(argv[i + 1]) / ("sim-check-" + std::to_string(::getpid()));
+    if (a == "--schedule") s.schedule = argv[i + 1];
   }
-  const Setup s;
+  if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve") {
+    std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N or revolve, not '%s'\n", s.schedule.c_str());
+    return 2;
+  }
   std::vector<double> walls;
   for (int k = 0; k < 3; ++k) walls.push_back(real_run(s, dir));
   fs::remove_all(dir);
@@ -106,7 +143,7 @@ int main(int argc, char** argv) {
   const double real = walls[1];  // the median of three: one disturbed run does not decide
   const double model = simulated(s);
   const double off = real / model - 1.0;
-  std::printf("sim-check: real wall %.3f s (median of %.3f %.3f %.3f), simulated %.3f s: %+.1f%% (tolerance %.0f%%)\n",
-              real, walls[0], walls[1], walls[2], model, 100 * off, 100 * tolerance);
+  std::printf("sim-check (%s): real wall %.3f s (median of %.3f %.3f %.3f), simulated %.3f s: %+.1f%% (tolerance %.0f%%)\n",
+              s.schedule.c_str(), real, walls[0], walls[1], walls[2], model, 100 * off, 100 * tolerance);
   return std::abs(off) <= tolerance ? 0 : 1;
 }
