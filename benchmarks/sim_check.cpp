@@ -8,7 +8,8 @@
 // does not know. --schedule picks the read order and what the planner is
 // told: lifo (default), lifo:N (the record count), or revolve (a
 // revolve-like explicit order, sim/sim.hpp's sweep: groups of 4, newest
-// group first, each group's head read before and after the rest).
+// group first, each group's head read before and after the rest); --helpers
+// the helper threads (default 2), for the runtime and the model.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
     if (a == "--tolerance") tolerance = std::atof(argv[i + 1]);
     if (a == "--dir") dir = fs::path(argv[i + 1]) / ("sim-check-" + std::to_string(::getpid()));
     if (a == "--schedule") s.schedule = argv[i + 1];
+    if (a == "--helpers") s.helpers = unsigned(std::max(1, std::atoi(argv[i + 1])));
   }
   if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve") {
     std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N or revolve, not '%s'\n", s.schedule.c_str());
