@@ -49,12 +49,18 @@ policies::Coming Engine::coming_records() {
       const auto written = [&](std::uint64_t id) {
         return st.pending.contains(id) || st.consumed.contains(id) || catalog_.find(s, id) != nullptr;
       };
-      std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
-      if (st.pending.empty())
-        for (const auto& entry : schedule_pos_)
-          if (!written(entry.first)) next = std::min(next, entry.first);
-      for (const auto& [id, positions] : schedule_pos_)
-        if (id != next && !written(id)) coming.ranks.push_back(1 + positions.front());
+      const std::size_t first = coming.ranks.size();
+      std::uint64_t next = std::numeric_limits<std::uint64_t>::max(), next_rank = 0;
+      for (const auto& [id, positions] : schedule_pos_) {
+        if (written(id)) continue;
+        coming.ranks.push_back(1 + positions.front());
+        if (id < next) {
+          next = id;
+          next_rank = coming.ranks.back();
+        }
+      }
+      if (st.pending.empty() && coming.ranks.size() > first)  // one rank per id: the next write's is unique
+        coming.ranks.erase(std::find(coming.ranks.begin() + std::ptrdiff_t(first), coming.ranks.end(), next_rank));
     }
   }
   std::sort(coming.ranks.begin(), coming.ranks.end());
