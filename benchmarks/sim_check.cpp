@@ -7,7 +7,7 @@
 // (default 10%), 77 (skipped) under a sanitizer, whose overhead the model
 // does not know. --schedule picks the read order and what the planner is
 // told: lifo (default), lifo:N (the record count), or revolve (a
-// revolve-like explicit order, sim/sim.hpp's sweep: groups of 4, newest
+// revolve-like explicit order, sim::revolve_like_order: groups of 4, newest
 // group first, each group's head read before and after the rest); --helpers
 // the helper threads (default 2), for the runtime and the model.
 #include <algorithm>
@@ -52,12 +52,7 @@ Order order_for(const Setup& s) {
   Order o;
   const std::uint32_t n = s.records;
   if (s.schedule == "revolve") {
-    constexpr std::uint32_t g = 4;
-    for (std::int64_t h = (n - 1) / g * g; h >= 0; h -= g) {
-      o.ids.push_back(std::uint64_t(h));
-      for (std::int64_t k = std::min<std::int64_t>(n - 1, h + g - 1); k > h; --k) o.ids.push_back(std::uint64_t(k));
-      o.ids.push_back(std::uint64_t(h));
-    }
+    o.ids = mlbs::sim::revolve_like_order(n, 4);
     o.schedule = mlbs::Schedule::explicit_order(o.ids);
     return o;
   }
@@ -145,7 +140,8 @@ int main(int argc, char** argv) {
   const double real = walls[1];  // the median of three: one disturbed run does not decide
   const double model = simulated(s);
   const double off = real / model - 1.0;
-  std::printf("sim-check (%s): real wall %.3f s (median of %.3f %.3f %.3f), simulated %.3f s: %+.1f%% (tolerance %.0f%%)\n",
+  std::printf("sim-check (%s): real wall %.3f s (median of %.3f %.3f %.3f), simulated %.3f s: %+.1f%% "
+              "(tolerance %.0f%%)\n",
               s.schedule.c_str(), real, walls[0], walls[1], walls[2], model, 100 * off, 100 * tolerance);
   return std::abs(off) <= tolerance ? 0 : 1;
 }

@@ -30,6 +30,18 @@ std::vector<std::uint64_t> read_order(const Workload& w) {
   return order;
 }
 
+std::vector<std::uint64_t> revolve_like_order(std::uint32_t n, std::uint32_t group) {
+  std::vector<std::uint64_t> order;
+  if (n == 0 || group == 0) return order;
+  const std::int64_t g = group, last = std::int64_t(n) - 1;
+  for (std::int64_t h = last / g * g; h >= 0; h -= g) {
+    order.push_back(std::uint64_t(h));
+    for (std::int64_t k = std::min(last, h + g - 1); k > h; --k) order.push_back(std::uint64_t(k));
+    order.push_back(std::uint64_t(h));
+  }
+  return order;
+}
+
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();

@@ -101,6 +101,12 @@ struct Result {
 /// The read order a workload implies (explicit: its `order`).
 std::vector<std::uint64_t> read_order(const Workload& w);
 
+/// A revolve-like explicit order of records 0..n-1: groups of `group` read
+/// newest group first, each group's head read first (to recompute from),
+/// then the rest newest first, then the head again. The tests' sweep and
+/// mlbs_sim_check use it.
+std::vector<std::uint64_t> revolve_like_order(std::uint32_t n, std::uint32_t group);
+
 /// Runs the model to the end. Throws InvalidArgumentError for a model that
 /// cannot run (no tiers, a bandwidth of 0, a record larger than DRAM, an
 /// explicit order naming an id never written) and CapacityError when the

@@ -35,7 +35,8 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     // first, short read, not for a whole half.
     const std::uint64_t half = staging->capacity() / 2 / detail::kBlockAlign * detail::kBlockAlign;
     std::byte* buf[2] = {staging->data(), staging->data() + half};
-    std::uint64_t chunk = std::max<std::uint64_t>(detail::kBlockAlign, half / kRampSteps / detail::kBlockAlign * detail::kBlockAlign);
+    std::uint64_t chunk =
+        std::max<std::uint64_t>(detail::kBlockAlign, half / kRampSteps / detail::kBlockAlign * detail::kBlockAlign);
     std::size_t n = static_cast<std::size_t>(std::min(chunk, size));
     from.reader->read(0, buf[0], n);
     for (std::uint64_t off = 0, k = 0; off < size; ++k) {

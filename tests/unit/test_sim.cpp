@@ -34,18 +34,6 @@ Workload records(std::uint32_t n, double compute_s, Schedule::Kind k = Schedule:
   return w;
 }
 
-/// A revolve-like order: groups of `g` read newest group first, each group's
-/// head read first (to recompute from), then the rest newest first, then the head again.
-std::vector<std::uint64_t> revolve_like(std::uint32_t n, std::uint32_t g) {
-  std::vector<std::uint64_t> order;
-  for (std::int64_t h = (n - 1) / g * g; h >= 0; h -= g) {
-    order.push_back(std::uint64_t(h));
-    for (std::int64_t k = std::min<std::int64_t>(n - 1, h + g - 1); k > h; --k) order.push_back(std::uint64_t(k));
-    order.push_back(std::uint64_t(h));
-  }
-  return order;
-}
-
 // Everything fits DRAM: every read is served from DRAM (nothing comes back up), no blocking, wall = compute + copies.
 TEST(Sim, FitsInDramReadsFromDram) {
   const Result r = simulate(two_tiers(512 * kMiB, 0), records(8, 0.01));
@@ -167,7 +155,7 @@ TEST(Sim, PersistentWritesEveryRecordToTheLastTier) {
 // Explicit orders with repeated reads keep a record until its last read.
 TEST(Sim, ExplicitOrderWithRepeats) {
   Workload w = records(12, 0.002, Schedule::Kind::explicit_order);
-  w.order = revolve_like(12, 4);
+  w.order = revolve_like_order(12, 4);
   const Result r = simulate(two_tiers(48 * kMiB, 64 * kMiB), w);
   EXPECT_EQ(r.bytes_read, w.order.size() * 16 * kMiB);
 }
@@ -225,7 +213,7 @@ SweepStats sweep(std::vector<Schedule::Kind> kinds = {Schedule::Kind::lifo, Sche
                 }
                 Workload w = records(n, 0, k);
                 w.hint_records = hint;
-                if (k == Schedule::Kind::explicit_order) w.order = revolve_like(n, 4);
+                if (k == Schedule::Kind::explicit_order) w.order = revolve_like_order(n, 4);
                 const double io = std::max(simulate(m, w).least_io_s, 0.01);
                 const std::size_t calls = n + read_order(w).size();
                 w.compute_per_write_s = w.compute_per_read_s = f * io / double(calls);
