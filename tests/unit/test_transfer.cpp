@@ -143,6 +143,18 @@ TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
   EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
 }
 
+// Between two tiers the first piece is a sixteenth of a staging half and each next one doubles up to a half:
+// the writer starts after a short read instead of a whole half.
+TEST(Transfer, TierToTierStartsWithAShortPieceAndDoubles) {
+  Object src, dst;
+  src.bytes = pattern(300000);
+  Block staging = Block::allocate(2 * 65536);
+  transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false);
+  EXPECT_EQ(dst.bytes, src.bytes);
+  EXPECT_EQ(src.calls, (std::vector<std::size_t>{4096, 8192, 16384, 32768, 65536, 65536, 65536, 41952}));
+  EXPECT_EQ(dst.calls, src.calls) << "each piece read is written as it is";
+}
+
 // From a tier to nowhere (recovery's verification): read through staging, hashed, nothing written.
 TEST(Transfer, TierToNowhereOnlyHashes) {
   Object src;
