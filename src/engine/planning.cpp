@@ -101,7 +101,11 @@ void Engine::refresh_placement() {
       policies::dram_limit(mem_->capacity() - lent_bytes_, pending_bytes_, last_write_bytes_,
                            policies::held_bytes(ranked_));  // lent slots are no record's room
   limits.file_bytes.assign(tiers_.size(), 0);
+  limits.file_rates.assign(tiers_.size(), 0.0);
   for (int t = 1; t <= last(); ++t) {
+    // Configured rates only: two tiers on one device measure as two, and
+    // spreading over them would buy no parallel bandwidth.
+    if (!persistent()) limits.file_rates[t] = static_cast<double>(cfg_.tiers[t].bandwidth_bytes_per_s);
     const Tier& d = cfg_.tiers[t];
     std::uint64_t& cap = limits.file_bytes[t];
     cap = policies::file_limit(d.capacity_bytes, d.high_water, persistent());

@@ -178,6 +178,41 @@ TEST(PlacementDecisions, ExplicitOrderKeepsRoomForTheRecordsItNamesToCome) {
   }
 }
 
+// Two unlimited tiers whose bandwidths are configured (2:1) share the records that leave DRAM, about in
+// that proportion; without the rates every one goes to the fastest tier. All read back exact.
+TEST(PlacementDecisions, TiersOfConfiguredBandwidthShareTheRecords) {
+  for (const bool rates : {true, false}) {
+    TempDir dir;
+    mlbs::Config cfg;
+    cfg.tiers = {mlbs::Tier::memory(8 * kRec), mlbs::Tier::directory(dir / "a"), mlbs::Tier::directory(dir / "b")};
+    if (rates) {
+      cfg.tiers[1].bandwidth_bytes_per_s = 512ull << 20;
+      cfg.tiers[2].bandwidth_bytes_per_s = 256ull << 20;
+    }
+    cfg.schedule = mlbs::Schedule::lifo();
+    mlbs::Runtime rt(cfg);
+    mlbs::Store<float> u(rt, "u", kElems);
+    write_n(u, 24);
+    u.flush();
+    int on_a = 0, on_b = 0;
+    for (std::uint64_t id = 0; id < 24; ++id) {
+      const auto info = u.info(id);
+      on_a += in(info, 1);
+      on_b += in(info, 2);
+    }
+    if (rates) {
+      EXPECT_GE(on_b, 4) << "the slower tier takes about a third";
+      EXPECT_GE(on_a, 2 * on_b - 2) << "the faster tier about two thirds";
+    } else {
+      EXPECT_EQ(on_b, 0) << "rates unknown: the fastest tier has room for all";
+    }
+    for (std::uint64_t id = 24; id-- > 0;) {
+      u.read(id);
+      EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+    }
+  }
+}
+
 // Lineage records each move with a timestamp, from the application's write on.
 TEST(PlacementDecisions, LineageRecordsMoves) {
   TempDir dir;

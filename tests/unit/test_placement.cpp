@@ -1,5 +1,6 @@
 // Tests of Belady placement: records ranked soonest-first are spread over DRAM
 // and the file tiers (src/engine/placement.*).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -293,5 +294,52 @@ TEST(Placement, RecordsKeptForReadersKeepTheirCopyWithinRoom) {
   };
   auto p = mlbs::engine::policies::place(ranked, 0, {0, 4096, 0});
   EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1, 2}));
+}
+
+/// `n` records of `bytes` that DRAM cannot hold (avoided), for file-tier placement alone.
+std::vector<PlacementItem> spilled(std::size_t n, std::uint64_t bytes) {
+  return std::vector<PlacementItem>(n, PlacementItem{bytes, bytes, /*avoid_mask=*/1});
+}
+
+// Two unlimited tiers of known rates, 2:1: newcomers take the tier that finishes its work soonest, so the
+// tiers share them 2:1 and neighbours in the ranking alternate; without rates all go to the fastest.
+TEST(Placement, KnownRatesSpreadNewcomersInProportionToBandwidth) {
+  const std::vector<double> rates = {0, 2000, 1000};
+  Placement p = place(spilled(21, 100), 1000, {0, 0, 0}, false, rates);
+  EXPECT_EQ(std::count(p.dir_tier.begin(), p.dir_tier.end(), 1), 14);
+  EXPECT_EQ(std::count(p.dir_tier.begin(), p.dir_tier.end(), 2), 7);
+  EXPECT_EQ(std::vector<int>(p.dir_tier.begin(), p.dir_tier.begin() + 6), (std::vector<int>{1, 1, 2, 1, 1, 2}));
+  p = place(spilled(21, 100), 1000, {0, 0, 0}, false);
+  EXPECT_EQ(std::count(p.dir_tier.begin(), p.dir_tier.end(), 1), 21);
+}
+
+// Residents count as their tier's work (their reads): a tier already holding records takes no newcomer
+// until the other has as much to do; a tier without room is passed over whatever its rate.
+TEST(Placement, SpreadingCountsResidentsAndRespectsRoom) {
+  std::vector<PlacementItem> ranked = spilled(4, 100);
+  ranked[2].file_copy = ranked[3].file_copy = 2;
+  Placement p = place(ranked, 1000, {0, 0, 0}, false, {0, 1000, 1000});
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 1, 2, 2}));
+  p = place(spilled(3, 100), 1000, {0, 0, 100}, false, {0, 1, 1000});  // tier 2, far faster, holds one
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1, 1}));
+}
+
+// A tier that moves a record slower than half the time the fastest takes to fill DRAM's room stays out of
+// the spreading (reads would wait on it); with more DRAM to look ahead it joins.
+TEST(Placement, ASlowTierJoinsOnlyWithinDramsLookahead) {
+  const std::vector<double> rates = {0, 4000, 1000};  // a record: 0.025 s on tier 1, 0.1 s on tier 2
+  Placement p = place(spilled(8, 100), 400, {0, 0, 0}, false, rates);  // window 0.5 * 400 / 4000 = 0.05 s
+  EXPECT_EQ(std::count(p.dir_tier.begin(), p.dir_tier.end(), 2), 0);
+  p = place(spilled(8, 100), 1000, {0, 0, 0}, false, rates);  // window 0.125 s: tier 2 joins
+  EXPECT_GT(std::count(p.dir_tier.begin(), p.dir_tier.end(), 2), 0);
+}
+
+// With rates, a resident on a slower tier does not move up into an unlimited faster one (the move
+// adds work there and takes none away); a bounded tier's free room still draws it.
+TEST(Placement, SpreadingMovesResidentsUpOnlyIntoBoundedTiers) {
+  const std::vector<PlacementItem> ranked = {{100, 100, 0, 2}};
+  EXPECT_EQ(place(ranked, 0, {0, 0, 0}, true, {0, 2000, 1000}).dir_tier[0], 2);
+  EXPECT_EQ(place(ranked, 0, {0, 0, 0}, true).dir_tier[0], 1);
+  EXPECT_EQ(place(ranked, 0, {0, 1000, 0}, true, {0, 2000, 1000}).dir_tier[0], 1);
 }
 }  // namespace

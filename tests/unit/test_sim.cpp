@@ -144,6 +144,17 @@ TEST(Sim, AnExplicitOrderTellsWhatIsToComeAsLifoNDoes) {
   EXPECT_LT(explicit_wall, 0.97 * plain);
 }
 
+// Two unlimited tiers, 1 GiB/s and 512 MiB/s, and DRAM for 8 records: the bound splits the spill 2:1
+// between them, and so does placement (spreading); a record being drained counts as its tier's work, so
+// two helpers drain into both tiers at once. All on the fast tier, or drained in pairs, was 1.55x-1.73x.
+TEST(Sim, TiersOfKnownBandwidthShareTheSpill) {
+  Machine m;
+  m.dram_bytes = 8 * 16 * kMiB;
+  m.tiers = {{0, 1024.0 * kMiB, 0, 1.0}, {0, 512.0 * kMiB, 0, 1.0}};
+  const Result r = simulate(m, records(32, 0));
+  EXPECT_GT(r.tiers[2].bytes_in, 6 * 16 * kMiB) << "the slower tier takes about a third of 24 records";
+  EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
+}
 // The persistent mode writes every record to the last tier and the flush waits for it.
 TEST(Sim, PersistentWritesEveryRecordToTheLastTier) {
   Machine m = two_tiers(64 * kMiB, 128 * kMiB);
@@ -233,8 +244,8 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.058,
-// p90 1.509, max 2.28); the target of 1.05x at every point is not met yet.
+// the policies measured when last changed (docs/simulator.md: median 1.057,
+// p90 1.418, max 2.28); the target of 1.05x at every point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepStats st = sweep();
   const double median = st.ratio[st.ratio.size() / 2];
@@ -244,8 +255,8 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   RecordProperty("max", std::to_string(st.ratio.back()));
   std::printf("wall / physical bound over %zu configurations: median %.3f, p90 %.3f, max %.3f\n", st.ratio.size(),
               median, p90, st.ratio.back());
-  EXPECT_LT(median, 1.08);
-  EXPECT_LT(p90, 1.6);
+  EXPECT_LT(median, 1.07);
+  EXPECT_LT(p90, 1.5);
   EXPECT_LT(st.ratio.back(), 2.6);
 }
 

@@ -79,10 +79,13 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     if (!limits.persistent && have > 0)
       for (int t = have + 1; t <= last && backing < 0; ++t)
         if ((r->copies & catalog::bit(t)) || r->ahead == t) backing = t;
-    items.push_back({r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent});
+    // A DRAM-only record a helper copies is on its way to the tier placement
+    // chose last (or, staged, to a faster one: placement ignores staging).
+    const int arriving = r->busy && r->copies == bit(0) && r->staged < 0 ? r->dir_target : -1;
+    items.push_back({r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent, arriving});
   }
   items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
-  const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up);
+  const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up, limits.file_rates);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];

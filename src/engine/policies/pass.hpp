@@ -22,6 +22,9 @@ struct Limits {
   /// Residents may move up to faster tiers: not while writes come down
   /// (prefetch_file() waits for reads; see place()).
   bool moves_up = true;
+  /// Per file tier (index 0 unused): its bandwidth in bytes/s, 0 = unknown.
+  /// Known for all, placement spreads the traffic over them (place()).
+  std::vector<double> file_rates;
 };
 
 /// DRAM budgets of at least this many writes keep room for two of them

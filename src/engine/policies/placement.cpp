@@ -1,12 +1,14 @@
 #include "engine/policies/placement.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 namespace mlbs::engine::policies {
 
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
-                const std::vector<std::uint64_t>& tier_capacity, bool moves_up) {
+                const std::vector<std::uint64_t>& tier_capacity, bool moves_up, const std::vector<double>& tier_rate) {
   constexpr auto kUnlimited = std::numeric_limits<std::uint64_t>::max();
   Placement p;
   p.in_memory.assign(ranked.size(), false);
@@ -24,6 +26,36 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   };
   auto usable = [&](const PlacementItem& it, std::size_t t) {
     return !((it.avoid_mask >> t) & 1u) && it.bytes <= left[t];
+  };
+  // Spreading (Hermes' MinimizeIoTime, over the tiers' future work): with
+  // every file tier's rate known, a record without a place takes the tier
+  // that would finish the work placed so far soonest, so tiers with room
+  // share the traffic in proportion to their bandwidth, as the physical
+  // bound's split does, and records read close together sit on different
+  // tiers, which move them in parallel. `work` is each tier's bytes to
+  // move: a resident's read, a newcomer's write and read. A tier slower
+  // than the fastest joins only if it reads a record back within half the
+  // time the fastest takes to fill DRAM's room: prefetching keeps that far
+  // ahead of the reads, and a read waiting on a slower tier costs more than
+  // its bandwidth brings.
+  const bool spread = tier_rate.size() == tier_capacity.size() && tier_capacity.size() > 2 &&
+                      std::all_of(tier_rate.begin() + 1, tier_rate.end(), [](double r) { return r > 0; });
+  std::vector<double> work(tier_capacity.size(), 0.0);
+  std::vector<std::size_t> by_time(tier_capacity.size() > 1 ? tier_capacity.size() - 1 : 0);
+  // The file tiers to try for a record of `bytes`, best first: fastest
+  // first, or when spreading soonest finished, then those too slow to join.
+  auto tier_order = [&](std::uint64_t bytes) -> const std::vector<std::size_t>& {
+    std::iota(by_time.begin(), by_time.end(), std::size_t{1});
+    if (spread) {
+      constexpr double kNever = std::numeric_limits<double>::infinity();
+      const double window = 0.5 * double(mem_capacity) / tier_rate[1];
+      auto done = [&](std::size_t t) {
+        if (t > 1 && double(bytes) / tier_rate[t] > window) return kNever;
+        return (work[t] + 2.0 * double(bytes)) / tier_rate[t];
+      };
+      std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) { return done(a) < done(b); });
+    }
+    return by_time;
   };
 
   // DRAM: an inclusive cache of the soonest records.
@@ -46,6 +78,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       if (!usable(it, t)) continue;
       take(t, it.bytes);
       p.dir_tier[i] = static_cast<int>(t);
+      work[t] += double(it.bytes) * (have ? 1.0 : 2.0);
       break;
     }
   }
@@ -60,6 +93,12 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     if (!it.retain && t > 0 && static_cast<std::size_t>(t) < left.size() && usable(it, std::size_t(t))) {
       take(std::size_t(t), it.bytes);
       p.dir_tier[i] = t;
+      if (!p.in_memory[i] && !it.spent) work[std::size_t(t)] += double(it.bytes);
+    } else if (const int a = it.arriving; spread && !it.retain && t < 0 && !p.in_memory[i] && a > 0 &&
+                                           static_cast<std::size_t>(a) < left.size() && usable(it, std::size_t(a))) {
+      take(std::size_t(a), it.bytes);
+      p.dir_tier[i] = a;
+      work[std::size_t(a)] += 2.0 * double(it.bytes);
     }
   }
   auto backed = [&](const PlacementItem& it) {
@@ -102,7 +141,9 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     const PlacementItem& it = ranked[i];
     const int have = p.dir_tier[i];
     for (std::size_t t = 1; t < limit; ++t) {
-      if (!usable(it, t)) continue;
+      // Spreading: an unlimited tier's room is no reason to move a record up;
+      // the move would add to its work and take none from the slower tier's.
+      if (!usable(it, t) || (spread && have > 0 && tier_capacity[t] == 0)) continue;
       if (have > 0) give(std::size_t(have), it.bytes);
       take(t, it.bytes);
       p.dir_tier[i] = static_cast<int>(t);
@@ -114,10 +155,11 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // residents can give theirs up.
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     if (p.in_memory[i] || p.dir_tier[i] >= 0) continue;
-    for (std::size_t t = 1; t < left.size(); ++t)
+    for (std::size_t t : tier_order(ranked[i].bytes))
       if (usable(ranked[i], t) || evict_backed(i, t)) {
         take(t, ranked[i].bytes);
         p.dir_tier[i] = static_cast<int>(t);
+        work[t] += 2.0 * double(ranked[i].bytes);
         break;
       }
   }

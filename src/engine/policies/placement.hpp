@@ -23,6 +23,11 @@ struct PlacementItem {
   int backing = -1;
   /// No next use is known (ranking's kNoNextUse): it never moves up.
   bool spent = false;
+  /// Without a file copy, the file tier one is being copied to now (a
+  /// drain under way), or -1. When spreading (see place()) it keeps that
+  /// tier like a resident, so records placed before it in rank order see
+  /// the work it brings there and go elsewhere.
+  int arriving = -1;
 };
 
 struct Placement {
@@ -56,7 +61,19 @@ struct Placement {
 /// With `moves_up` false (writes are coming down: prefetch_file() waits for
 /// reads) residents stay where they are: room is not promised to a move no
 /// policy would make, which could leave a tier's room on paper only.
+///
+/// With `tier_rate` (bytes/s per file tier, index 0 unused) known for every
+/// file tier, a record without a place takes the tier that would finish the
+/// work placed so far soonest (each resident's read, each newcomer's write
+/// and read, at the tier's rate) among those with room, so the tiers share
+/// the traffic in proportion to their bandwidth as the physical bound's split
+/// does. A tier slower than the fastest joins only if it moves a record
+/// within half the time the fastest fills `mem_capacity` (else reads would
+/// wait on it: prefetching looks no further ahead than DRAM holds), and
+/// residents move up only into bounded tiers. Without rates: the fastest
+/// tier with room.
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
-                const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true);
+                const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
+                const std::vector<double>& tier_rate = {});
 
 }  // namespace mlbs::engine::policies
