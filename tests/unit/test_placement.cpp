@@ -301,25 +301,41 @@ std::vector<PlacementItem> spilled(std::size_t n, std::uint64_t bytes) {
   return std::vector<PlacementItem>(n, PlacementItem{bytes, bytes, /*avoid_mask=*/1});
 }
 
-// Two unlimited tiers of known rates, 2:1: newcomers take the tier that finishes its work soonest, so the
-// tiers share them 2:1 and neighbours in the ranking alternate; without rates all go to the fastest.
-TEST(Placement, KnownRatesSpreadNewcomersInProportionToBandwidth) {
-  const std::vector<double> rates = {0, 2000, 1000};
-  Placement p = place(spilled(21, 100), 1000, {0, 0, 0}, false, rates);
-  EXPECT_EQ(std::count(p.dir_tier.begin(), p.dir_tier.end(), 1), 14);
-  EXPECT_EQ(std::count(p.dir_tier.begin(), p.dir_tier.end(), 2), 7);
-  EXPECT_EQ(std::vector<int>(p.dir_tier.begin(), p.dir_tier.begin() + 6), (std::vector<int>{1, 1, 2, 1, 1, 2}));
-  p = place(spilled(21, 100), 1000, {0, 0, 0}, false);
-  EXPECT_EQ(std::count(p.dir_tier.begin(), p.dir_tier.end(), 1), 21);
+// Two unlimited tiers of known rates, 2:1, and records drained one at a time, furthest first (each then
+// a resident): each goes to the tier that finishes its work soonest, so the tiers end up sharing them
+// about 2:1 and the slower tier never takes two neighbours; without rates all go to the fastest.
+TEST(Placement, KnownRatesSpreadRecordsInProportionToBandwidth) {
+  for (const bool rates : {true, false}) {
+    std::vector<PlacementItem> ranked = spilled(21, 100);
+    for (std::size_t k = ranked.size(); k-- > 0;) {
+      const Placement p = place(ranked, 1000, {0, 0, 0}, false, rates ? std::vector<double>{0, 2000, 1000}
+                                                                      : std::vector<double>{});
+      ranked[k].file_copy = p.dir_tier[k];
+    }
+    std::vector<int> on;
+    for (const PlacementItem& it : ranked) on.push_back(it.file_copy);
+    const auto on_b = std::count(on.begin(), on.end(), 2);
+    if (!rates) {
+      EXPECT_EQ(on_b, 0);
+      continue;
+    }
+    EXPECT_GE(on_b, 6);
+    EXPECT_GE(std::count(on.begin(), on.end(), 1), 2 * on_b);
+    for (std::size_t i = 1; i < on.size(); ++i) EXPECT_FALSE(on[i] == 2 && on[i - 1] == 2) << i;
+  }
 }
 
-// Residents count as their tier's work (their reads): a tier already holding records takes no newcomer
-// until the other has as much to do; a tier without room is passed over whatever its rate.
-TEST(Placement, SpreadingCountsResidentsAndRespectsRoom) {
+// Residents count as their tier's work (their reads), and so does a record on its way to a tier (a
+// drain under way): a newcomer goes to the other tier. A tier without room is passed over whatever its rate.
+TEST(Placement, SpreadingCountsResidentsAndArrivalsAndRespectsRoom) {
   std::vector<PlacementItem> ranked = spilled(4, 100);
-  ranked[2].file_copy = ranked[3].file_copy = 2;
+  ranked[2].file_copy = ranked[3].file_copy = 1;
   Placement p = place(ranked, 1000, {0, 0, 0}, false, {0, 1000, 1000});
-  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 1, 2, 2}));
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 2, 1, 1}));
+  ranked = spilled(2, 100);
+  ranked[1].arriving = 1;
+  p = place(ranked, 1000, {0, 0, 0}, false, {0, 1000, 1000});
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1}));
   p = place(spilled(3, 100), 1000, {0, 0, 100}, false, {0, 1, 1000});  // tier 2, far faster, holds one
   EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1, 1}));
 }
@@ -328,10 +344,10 @@ TEST(Placement, SpreadingCountsResidentsAndRespectsRoom) {
 // the spreading (reads would wait on it); with more DRAM to look ahead it joins.
 TEST(Placement, ASlowTierJoinsOnlyWithinDramsLookahead) {
   const std::vector<double> rates = {0, 4000, 1000};  // a record: 0.025 s on tier 1, 0.1 s on tier 2
-  Placement p = place(spilled(8, 100), 400, {0, 0, 0}, false, rates);  // window 0.5 * 400 / 4000 = 0.05 s
-  EXPECT_EQ(std::count(p.dir_tier.begin(), p.dir_tier.end(), 2), 0);
-  p = place(spilled(8, 100), 1000, {0, 0, 0}, false, rates);  // window 0.125 s: tier 2 joins
-  EXPECT_GT(std::count(p.dir_tier.begin(), p.dir_tier.end(), 2), 0);
+  std::vector<PlacementItem> ranked(8, PlacementItem{100, 100, 1, 1});  // tier 1 has 0.2 s of reads to do
+  ranked.push_back(spilled(1, 100)[0]);
+  EXPECT_EQ(place(ranked, 400, {0, 0, 0}, false, rates).dir_tier[8], 1) << "window 0.5 * 400 / 4000 = 0.05 s";
+  EXPECT_EQ(place(ranked, 1000, {0, 0, 0}, false, rates).dir_tier[8], 2) << "window 0.125 s: tier 2 joins";
 }
 
 // With rates, a resident on a slower tier does not move up into an unlimited faster one (the move

@@ -146,7 +146,8 @@ TEST(Sim, AnExplicitOrderTellsWhatIsToComeAsLifoNDoes) {
 
 // Two unlimited tiers, 1 GiB/s and 512 MiB/s, and DRAM for 8 records: the bound splits the spill 2:1
 // between them, and so does placement (spreading); a record being drained counts as its tier's work, so
-// two helpers drain into both tiers at once. All on the fast tier, or drained in pairs, was 1.55x-1.73x.
+// two helpers drain into both tiers at once. All on the fast tier, or drained in pairs, was 1.55x-1.73x;
+// now 1.11x.
 TEST(Sim, TiersOfKnownBandwidthShareTheSpill) {
   Machine m;
   m.dram_bytes = 8 * 16 * kMiB;
@@ -244,8 +245,8 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.057,
-// p90 1.418, max 2.28); the target of 1.05x at every point is not met yet.
+// the policies measured when last changed (docs/simulator.md: median 1.056,
+// p90 1.409, max 2.28); the target of 1.05x at every point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepStats st = sweep();
   const double median = st.ratio[st.ratio.size() / 2];

@@ -29,15 +29,20 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   };
   // Spreading (Hermes' MinimizeIoTime, over the tiers' future work): with
   // every file tier's rate known, a record without a place takes the tier
-  // that would finish the work placed so far soonest, so tiers with room
-  // share the traffic in proportion to their bandwidth, as the physical
-  // bound's split does, and records read close together sit on different
-  // tiers, which move them in parallel. `work` is each tier's bytes to
-  // move: a resident's read, a newcomer's write and read. A tier slower
-  // than the fastest joins only if it reads a record back within half the
-  // time the fastest takes to fill DRAM's room: prefetching keeps that far
-  // ahead of the reads, and a read waiting on a slower tier costs more than
-  // its bandwidth brings.
+  // that would finish the work on it soonest, so tiers with room share the
+  // traffic in proportion to their bandwidth, as the physical bound's split
+  // does, and records written close together (read close together too, in
+  // LIFO and FIFO) sit on different tiers, which move them in parallel.
+  // `work` is each tier's bytes still to move for records that exist there:
+  // a resident's read, a record's write and read while a helper drains it
+  // there (PlacementItem::arriving). Records still only in DRAM add none:
+  // the one drained next (the furthest) takes the tier that is least busy
+  // then, and the choice sticks once its copy starts; counting the others
+  // too made that choice hinge on how many were waiting, and drains came in
+  // pairs to one tier. A tier slower than the fastest joins only if it reads
+  // a record back within half the time the fastest takes to fill DRAM's
+  // room: prefetching keeps that far ahead of the reads, and a read waiting
+  // on a slower tier costs more than its bandwidth brings.
   const bool spread = tier_rate.size() == tier_capacity.size() && tier_capacity.size() > 2 &&
                       std::all_of(tier_rate.begin() + 1, tier_rate.end(), [](double r) { return r > 0; });
   std::vector<double> work(tier_capacity.size(), 0.0);
@@ -159,7 +164,6 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       if (usable(ranked[i], t) || evict_backed(i, t)) {
         take(t, ranked[i].bytes);
         p.dir_tier[i] = static_cast<int>(t);
-        work[t] += 2.0 * double(ranked[i].bytes);
         break;
       }
   }

@@ -63,15 +63,15 @@ struct Placement {
 /// policy would make, which could leave a tier's room on paper only.
 ///
 /// With `tier_rate` (bytes/s per file tier, index 0 unused) known for every
-/// file tier, a record without a place takes the tier that would finish the
-/// work placed so far soonest (each resident's read, each newcomer's write
-/// and read, at the tier's rate) among those with room, so the tiers share
-/// the traffic in proportion to their bandwidth as the physical bound's split
-/// does. A tier slower than the fastest joins only if it moves a record
-/// within half the time the fastest fills `mem_capacity` (else reads would
-/// wait on it: prefetching looks no further ahead than DRAM holds), and
-/// residents move up only into bounded tiers. Without rates: the fastest
-/// tier with room.
+/// file tier, a record without a place takes, among the tiers with room, the
+/// one that would finish soonest the work of the records there (each
+/// resident's read, each arriving record's write and read, at the tier's
+/// rate) and its own, so the tiers share the traffic in proportion to their
+/// bandwidth as the physical bound's split does. A tier slower than the
+/// fastest joins only if it moves a record within half the time the fastest
+/// fills `mem_capacity` (else reads would wait on it: prefetching looks no
+/// further ahead than DRAM holds), and residents move up only into bounded
+/// tiers. Without rates: the fastest tier with room.
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {});
