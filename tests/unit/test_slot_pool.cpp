@@ -4,8 +4,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -237,6 +242,29 @@ TEST(SlotPool, PrefaultingWaitsForItsStart) {
   EXPECT_EQ(pool.prefaulted_bytes(), kBytes);
   EXPECT_EQ(b->data()[kPage - 1], std::byte{0x3c});
   pool.release(std::move(*b));
+}
+
+/// Whether a thread of this process runs at SCHED_IDLE (/proc/self/task/*/stat, field 41: policy 5).
+bool some_thread_idle() {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // after "pid (comm) "
+    std::string field;
+    for (int i = 3; i <= 41 && fields >> field; ++i)
+      if (i == 41 && field == "5") return true;
+  }
+  return false;
+}
+
+// The pre-fault thread runs at SCHED_IDLE (it takes only CPU nothing else wants, never the application's).
+TEST(SlotPool, PrefaultingRunsAtIdlePriority) {
+  constexpr std::size_t kBytes = 256u << 20;  // seconds to populate on a VM; tens of ms at the fastest
+  SlotPool pool(kBytes);
+  bool seen = false;
+  // Until seen or populated (bounded: a thread that ran out of memory stops short).
+  for (int scan = 0; scan < 100000 && !seen && pool.prefaulted_bytes() < kBytes; ++scan) seen = some_thread_idle();
+  EXPECT_TRUE(seen) << "no SCHED_IDLE thread while the pool pre-faulted";
 }
 
 // An empty budget has nothing to pre-fault: waiting for it returns at once.

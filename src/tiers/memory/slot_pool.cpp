@@ -1,5 +1,7 @@
 #include "tiers/memory/slot_pool.hpp"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -199,8 +201,15 @@ void SlotPool::start_prefault() {
   }
   // Detached, owning the arena: the pool's destructor only asks it to stop
   // and never waits, and a process that dies without destructors (a crash)
-  // leaves no finished thread unjoined.
+  // leaves no finished thread unjoined. At SCHED_IDLE: populating ahead is
+  // speculative, so it takes only CPU no other thread wants. At normal
+  // priority it shared the cores with the application's kernels (the demo's
+  // RTM kernel ran 10% slower on two cores); a slot used before the thread
+  // reaches it is populated by the copy into it instead. Best effort: a
+  // system that refuses the policy keeps the thread at its priority.
   std::thread([arena = arena_] {
+    sched_param idle{};
+    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
     while (!arena->stop_prefault.load(std::memory_order_relaxed) &&
            arena->faulted.load(std::memory_order_relaxed) < arena->bytes)
       if (!arena->populate_next()) break;  // out of memory: first use faults pages in instead
