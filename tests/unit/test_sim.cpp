@@ -156,6 +156,7 @@ TEST(Sim, TiersOfKnownBandwidthShareTheSpill) {
   EXPECT_GT(r.tiers[2].bytes_in, 6 * 16 * kMiB) << "the slower tier takes about a third of 24 records";
   EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
 }
+
 // The persistent mode writes every record to the last tier and the flush waits for it.
 TEST(Sim, PersistentWritesEveryRecordToTheLastTier) {
   Machine m = two_tiers(64 * kMiB, 128 * kMiB);
