@@ -106,7 +106,7 @@ void Engine::refresh_placement() {
     const Tier& d = cfg_.tiers[t];
     // Configured rates only: two tiers on one device measure as two, and
     // spreading over them would buy no parallel bandwidth.
-    if (!persistent()) limits.file_rates[t] = static_cast<double>(d.bandwidth_bytes_per_s);
+    limits.file_rates[t] = static_cast<double>(d.bandwidth_bytes_per_s);
     std::uint64_t& cap = limits.file_bytes[t];
     cap = policies::file_limit(d.capacity_bytes, d.high_water, persistent());
     TierState& ts = tiers_[t];

@@ -331,7 +331,7 @@ class Model {
     limits.file_rates.assign(std::size_t(tiers()), 0.0);
     for (int t = 1; t <= last(); ++t) {
       limits.file_bytes[std::size_t(t)] = pol::file_limit(file(t).capacity_bytes, file(t).high_water, m_.persistent);
-      if (!m_.persistent) limits.file_rates[std::size_t(t)] = file(t).bandwidth_bytes_per_s;
+      limits.file_rates[std::size_t(t)] = file(t).bandwidth_bytes_per_s;
     }
     pol::Coming coming{{}, last_write_};
     if (w_.hint_records && w_.schedule == Schedule::Kind::lifo)

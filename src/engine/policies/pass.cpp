@@ -85,7 +85,9 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     items.push_back({r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent, arriving});
   }
   items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
-  const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up, limits.file_rates);
+  static const std::vector<double> kNoRates;  // persistent: no spreading
+  const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up,
+                            limits.persistent ? kNoRates : limits.file_rates);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];

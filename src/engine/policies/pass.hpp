@@ -23,7 +23,8 @@ struct Limits {
   /// (prefetch_file() waits for reads; see place()).
   bool moves_up = true;
   /// Per file tier (index 0 unused): its bandwidth in bytes/s, 0 = unknown.
-  /// Known for all, placement spreads the traffic over them (place()).
+  /// Known for all, placement spreads the traffic over them (place());
+  /// scratch mode only (persistent records all end on the last tier).
   std::vector<double> file_rates;
 };
 
