@@ -131,6 +131,7 @@ nb::dict to_dict(const Stats& s) {
   d["prefetches"] = s.prefetches;
   d["demand_fetches"] = s.demand_fetches;
   d["writebacks"] = s.writebacks;
+  d["cancelled_copies"] = s.cancelled_copies;
   d["buffer_swaps"] = s.buffer_swaps;
   d["direct_reads"] = s.direct_reads;
   d["checksum_failures"] = s.checksum_failures;

@@ -89,6 +89,8 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
   // allocates and touches its own, off the application's path) and codec frames.
   staging_.resize(cfg_.helper_threads);
   frames_.resize(cfg_.helper_threads);
+  cancel_ = std::make_unique<std::atomic<bool>[]>(cfg_.helper_threads);
+  copying_ahead_.assign(cfg_.helper_threads, 0);
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
     if (cores[i] >= 0) {

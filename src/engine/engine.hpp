@@ -6,6 +6,7 @@
 // api.cpp (the application's calls).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <set>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -148,6 +150,7 @@ class Engine {
     bool full_latched = false;
     bool wb_active = false;                   ///< water-mark hysteresis
     std::uint32_t copies_in_flight = 0;       ///< helper copies reading or writing it (the planner's idle test)
+    std::uint32_t reads_in_flight = 0;        ///< of these, those reading it (prefetches wait for them)
     /// What the engine itself counts (stalls, records too large) and the
     /// tier's description; the rest of TierStats comes from the backend's Usage.
     TierStats stats;
@@ -173,7 +176,13 @@ class Engine {
   /// The copy `why` decided on, with its room taken; none if the room or the
   /// file name is not free after all (planning runs again on the next change).
   std::optional<Op> copy_op(Record& r, int src, int dst, policies::Purpose why);
-  void execute(Op& op, detail::Block& staging, detail::Block& frame);
+  /// Runs `op` outside the lock; a copy between two file tiers stops early
+  /// (tiers::Cancelled) once `cancel` is set.
+  void execute(Op& op, detail::Block& staging, detail::Block& frame, const std::atomic<bool>& cancel);
+  /// Reads have begun: the copies ahead in flight are stopped. They made room
+  /// for writes that are over, and the slower tier they occupy is wanted now
+  /// for the records only it holds (Cao et al.'s "do no harm").
+  void stop_copies_ahead();
   /// A completed copy's codec results into the record, the store's bypass and the counters.
   void note_codec(const Op& op);
   /// Bytes/s of the slowest file tier: its cap where it has one, else what it
@@ -188,6 +197,9 @@ class Engine {
   /// failure is the constructor's error, not a helper's).
   std::vector<detail::Block> staging_;  ///< per helper, allocated by the helper itself
   std::vector<detail::Block> frames_;  ///< per helper: codec frames, allocated on first use
+  /// Per helper: stop the copy it runs (read without the lock by transfer()).
+  std::unique_ptr<std::atomic<bool>[]> cancel_;
+  std::vector<char> copying_ahead_;  ///< per helper, under mu_: it runs a copy ahead now
   codec::Spec codec_;                  ///< Config::codec, parsed
   codec::Need need_;                   ///< whether the application waits for the tiers lately (codec/need.hpp)
   /// Reads a record from its fastest file copy straight into `buf`, for a
@@ -212,7 +224,7 @@ class Engine {
   void complete(Op& op, std::exception_ptr err);
   /// The trace span of one executed helper operation (only when tracing is on).
   void trace_op(const Op& op, std::chrono::steady_clock::time_point start,
-                std::chrono::steady_clock::time_point end, bool failed) const;
+                std::chrono::steady_clock::time_point end, std::string_view outcome) const;
 
   // --- catalog and placement ---
   StoreState& store_ref(std::uint32_t store);

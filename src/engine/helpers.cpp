@@ -57,26 +57,38 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
       continue;
     }
     ++inflight_;
+    copying_ahead_[index] = op->why == policies::Purpose::copy_ahead && op->kind == Op::Kind::copy;
+    cancel_[index].store(false, std::memory_order_relaxed);
     // More to do than this: an idle helper takes it while this one moves.
     if (idle_helpers_ > 0 && helpers_have_work()) work_cv_.notify_one();
     lock.unlock();
     const auto start = Clock::now();
     std::exception_ptr err;
+    bool cancelled = false;
     try {
-      execute(*op, staging, frame);
+      execute(*op, staging, frame, cancel_[index]);
+    } catch (const tiers::Cancelled&) {
+      cancelled = true;
+      err = std::current_exception();
     } catch (...) {
       err = std::current_exception();
     }
     const auto end = Clock::now();
-    if (trace::enabled()) trace_op(*op, start, end, err != nullptr);
+    if (trace::enabled()) trace_op(*op, start, end, cancelled ? " cancelled" : err ? " failed" : "");
     lock.lock();
     --inflight_;
+    copying_ahead_[index] = 0;
     complete(*op, err);
     changed();  // this helper plans next, and wakes another if it finds more
   }
 }
 
-void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
+void Engine::stop_copies_ahead() {
+  for (std::size_t i = 0; i < copying_ahead_.size(); ++i)
+    if (copying_ahead_[i]) cancel_[i].store(true, std::memory_order_relaxed);
+}
+
+void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const std::atomic<bool>& cancel) {
   if (op.kind == Op::Kind::remove) {
     if (op.journal) {
       op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
@@ -160,7 +172,8 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame) {
   // use, on the helper (first touch is slow on some machines: not in the
   // Runtime's constructor, on the application's path).
   if (!from && !staging) staging = detail::Block::allocate(cfg_.io_chunk_bytes);
-  const std::uint64_t digest = tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash);
+  const std::uint64_t digest =
+      tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash, &cancel);
   if (new_frame) {
     op.stored = bytes;
     op.frame_checksum = digest;
@@ -232,19 +245,18 @@ void Engine::note_codec(const Op& op) {
     s.bypass = codec::skipped(s.bypass);
 }
 
-void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point end, bool failed) const {
+void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point end, std::string_view outcome) const {
   // "writeback 0->1", "copy 1->2", "prefetch 2->1", "demand 1->0", "remove 1",
   // in the category of the file tier involved (a copy between two file tiers:
   // the destination).
   char name[64];
   char category[16];
-  const std::string_view fail = failed ? " failed" : "";
   std::size_t n;
   int tier;
   std::uint64_t bytes = 0;
   if (op.kind == Op::Kind::remove) {
     tier = op.tier;
-    n = fmt::format_to_n(name, sizeof name, "remove {}{}", tier, fail).size;
+    n = fmt::format_to_n(name, sizeof name, "remove {}{}", tier, outcome).size;
   } else {
     const char* kind = op.demand     ? "demand"
                        : op.prefetch ? "prefetch"
@@ -252,7 +264,7 @@ void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point e
                                      : "copy";
     tier = op.dst > 0 ? op.dst : op.src;
     bytes = op.rec->size;  // the record is busy: its size is stable
-    n = fmt::format_to_n(name, sizeof name, "{} {}->{}{}", kind, op.src, op.dst, fail).size;
+    n = fmt::format_to_n(name, sizeof name, "{} {}->{}{}", kind, op.src, op.dst, outcome).size;
   }
   const std::size_t c = fmt::format_to_n(category, sizeof category, "tier{}", tier).size;
   trace::span({name, std::min(n, sizeof name)}, {category, std::min(c, sizeof category)}, trace_ns(start),
@@ -277,6 +289,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   r.ahead = -1;
   for (int t : {op.src, op.dst})
     if (t > 0) --tiers_[t].copies_in_flight;
+  if (op.src > 0) --tiers_[op.src].reads_in_flight;
   if (op.computed_checksum && !r.has_checksum) {
     r.checksum = op.checksum;
     r.has_checksum = true;
@@ -294,6 +307,13 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       r.took = s.bytes;
       ++tiers_[op.dst].stats.stalls;
       ranking_dirty_ = true;
+      if (!r.retired) publish(r);
+      settle(r);
+      return;
+    } catch (const tiers::Cancelled&) {
+      // Stopped by stop_copies_ahead(): nothing failed, the record keeps the
+      // copies it had (the writer took its partial object back).
+      ++counters_.cancelled_copies;
       if (!r.retired) publish(r);
       settle(r);
       return;

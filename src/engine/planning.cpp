@@ -182,7 +182,7 @@ policies::View Engine::view() {
   tier_views_.resize(tiers_.size());
   for (int t = 0; t <= last(); ++t)
     tier_views_[t] = {tier_free(t), tier_capacity(t), tiers_[t].full_latched, tiers_[t].wb_active,
-                      tiers_[t].copies_in_flight};
+                      tiers_[t].copies_in_flight, tiers_[t].reads_in_flight};
   const Schedule::Kind k = schedule_.kind;
   // New writes push the furthest records down unless a hint of the record
   // count let placement put the records written where they will end.
@@ -214,6 +214,10 @@ void Engine::drop_copy(Record& r, int t) {
     give(t, r.file_bytes());
     // The frame goes with the last file copy: a record written down again is encoded again.
     if (!(r.copies & ~bit(0))) r.stored = r.frame_checksum = 0;
+    // A record that yielded its file room (placement: read from DRAM once
+    // reads began) keeps only DRAM now: placed again, it gets the tier a
+    // flush or an eviction sends it to.
+    if (r.copies == bit(0) && r.dir_target < 0) ranking_dirty_ = true;
     Op rm;
     rm.kind = Op::Kind::remove;
     rm.tier = t;
@@ -347,6 +351,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
   if (why == policies::Purpose::stage) r.staged = dst;
   for (int t : {src, dst})
     if (t > 0) ++tiers_[t].copies_in_flight;
+  if (src > 0) ++tiers_[src].reads_in_flight;
   publish(r);
   return op;
 }

@@ -153,6 +153,7 @@ class Model {
         blocked_since_ = now_;
         return;
       case Step::Kind::read:
+        if (last_write_) cancel_copies_ahead();
         waiting_ = Waiting::read;
         blocked_since_ = now_;
         if (Record* r = find(s.id); r && !(r->copies & bit(0))) r->demand = true;
@@ -289,6 +290,24 @@ class Model {
     deliver(*r, io + (r->stored ? codec_s(r->size, m_.decode_bytes_per_s) : 0.0));
   }
 
+  /// As Engine: a read ends the writes that copies ahead made room for, and
+  /// the slower tier they occupy is wanted for reads now.
+  void cancel_copies_ahead() {
+    for (std::size_t i = 0; i < transfers_.size();) {
+      const Transfer x = transfers_[i];
+      if (x.why != pol::Purpose::copy_ahead) {
+        ++i;
+        continue;
+      }
+      transfers_.erase(transfers_.begin() + std::ptrdiff_t(i));
+      if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, x.rec->id, "copy ahead, cancelled"});
+      used_[std::size_t(x.dst)] -= x.rec->file_bytes();
+      x.rec->busy = false;
+      x.rec->ahead = -1;
+      if (x.rec->retired) erase(*x.rec);
+    }
+  }
+
   void release(Record& r) {
     if (r.busy) {
       r.retired = true;  // its transfer finishes it
@@ -373,6 +392,8 @@ class Model {
     for (const Transfer& x : transfers_)
       for (int t : {x.src, x.dst})
         if (t > 0) ++views_[std::size_t(t)].copies_in_flight;
+    for (const Transfer& x : transfers_)
+      if (x.src > 0) ++views_[std::size_t(x.src)].reads_in_flight;
     // As Engine::view(): new writes push the furthest records down (LIFO
     // without the record-count hint), so slower tiers may copy them ahead.
     const bool copy_ahead = m_.copy_ahead && w_.schedule == Schedule::Kind::lifo && !w_.hint_records;

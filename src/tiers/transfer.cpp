@@ -15,7 +15,11 @@ namespace {
 constexpr std::uint64_t kRampSteps = 16;
 }  // namespace
 
-std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash) {
+std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash,
+                       const std::atomic<bool>* cancel) {
+  const auto check = [cancel] {
+    if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled{};
+  };
   catalog::Checksummer sum;
   if (from.memory && to.writer && !to.memory) {
     // DRAM to a tier: the bytes are hashed while the device writes them (the
@@ -40,6 +44,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     std::size_t n = static_cast<std::size_t>(std::min(chunk, size));
     from.reader->read(0, buf[0], n);
     for (std::uint64_t off = 0, k = 0; off < size; ++k) {
+      check();
       std::byte* cur = buf[k % 2];
       to.writer->write_held(off, cur, n);
       const std::uint64_t next = off + n;
@@ -55,6 +60,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
   const bool whole = from.memory || to.memory;
   const std::uint64_t chunk = whole ? std::max<std::uint64_t>(size, 1) : staging->capacity();
   for (std::uint64_t off = 0; off < size; off += chunk) {
+    check();
     const std::size_t n = static_cast<std::size_t>(std::min(chunk, size - off));
     const std::byte* bytes;
     if (from.memory) {

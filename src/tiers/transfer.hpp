@@ -4,6 +4,7 @@
 // chunking, staging and checksums are decided in one place.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -37,7 +38,14 @@ struct Sink {
 /// reader or writer does. From memory to a writer the bytes may still be in
 /// flight when it returns (ObjectWriter::write_held, hashed meanwhile): the
 /// memory stays unchanged until the writer's commit() or destruction.
-std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash);
+/// Chunked transfers (through `staging`) check `cancel` before each chunk
+/// and throw Cancelled once it is set; the caller's uncommitted writer then
+/// takes its object back.
+std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash,
+                       const std::atomic<bool>* cancel = nullptr);
+
+/// Thrown by transfer() when its `cancel` flag was set: nothing failed.
+struct Cancelled {};
 
 /// What a record's file copies hold: its `size` bytes raw, or a codec frame
 /// of `stored` bytes (codec/frame.hpp), with their checksums.

@@ -3,9 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 
 #include "mlbs/mlbs.hpp"
+#include "support/backend_override.hpp"
 #include "support/temp_dir.hpp"
+#include "tiers/directory/io_select.hpp"
+#include "tiers/wrappers/wrapped.hpp"
 
 namespace {
 
@@ -211,6 +217,121 @@ TEST(PlacementDecisions, TiersOfConfiguredBandwidthShareTheRecords) {
       EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
     }
   }
+}
+
+// --- a gate inside a write ------------------------------------------------------
+// Holds the helper writing record `id` to tier `tier` inside its first piece, so
+// a test can act while that copy is under way, deterministically (no sleeping).
+
+struct WriteGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool armed = false, entered = false, open = false;
+  int tier = -1;
+  std::uint64_t id = 0;
+
+  void arm(int t, std::uint64_t i) {
+    std::lock_guard l(mu);
+    armed = true;
+    entered = open = false;
+    tier = t;
+    id = i;
+  }
+  void pass(int t, std::uint64_t i) {
+    std::unique_lock l(mu);
+    if (!armed || t != tier || i != id) return;
+    armed = false;
+    entered = true;
+    cv.notify_all();
+    cv.wait(l, [&] { return open; });
+  }
+  bool wait_entered(std::chrono::seconds limit) {
+    std::unique_lock l(mu);
+    return cv.wait_for(l, limit, [&] { return entered; });
+  }
+  void release() {
+    std::lock_guard l(mu);
+    armed = false;
+    open = true;
+    cv.notify_all();
+  }
+};
+
+WriteGate& write_gate() {
+  static WriteGate g;
+  return g;
+}
+
+class GatedWriter final : public mlbs::tiers::ObjectWriter {
+ public:
+  GatedWriter(std::unique_ptr<mlbs::tiers::ObjectWriter> inner, int tier, std::uint64_t id)
+      : inner_(std::move(inner)), tier_(tier), id_(id) {}
+  void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    write_gate().pass(tier_, id_);
+    inner_->write(offset, data, bytes);
+  }
+  void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
+    write_gate().pass(tier_, id_);
+    inner_->write_held(offset, data, bytes);
+  }
+  void commit(bool durable) override { inner_->commit(durable); }
+
+ private:
+  std::unique_ptr<mlbs::tiers::ObjectWriter> inner_;
+  int tier_;
+  std::uint64_t id_;
+};
+
+class GatedWrites final : public mlbs::tiers::WrappedBackend {
+ public:
+  GatedWrites(int index, const mlbs::Tier& desc) : WrappedBackend(mlbs::tiers::make_directory_backend(index, desc)) {}
+
+ private:
+  std::unique_ptr<mlbs::tiers::ObjectWriter> do_create(const mlbs::tiers::ObjectRef& ref,
+                                                       std::uint64_t size) override {
+    return std::make_unique<GatedWriter>(WrappedBackend::do_create(ref, size), index(), ref.id);
+  }
+};
+
+/// While alive, "directory" tiers go through GatedWrites (construct it before the Runtime).
+struct GatedDirectories {
+  mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc, const mlbs::core::Group*) {
+    return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedWrites>(index, desc));
+  }};
+  ~GatedDirectories() { write_gate().release(); }  // before the built-in factory comes back
+};
+
+// LIFO, copy ahead on: the first read stops the copy ahead in flight (its helper held inside the copy's
+// first piece meanwhile): the writes it made room for are over and the slow tier is wanted for reads. The
+// record keeps its fast copy, the partial file is taken back, every record reads back exact, and
+// Stats::cancelled_copies counts it.
+TEST(PlacementDecisions, TheFirstReadStopsTheCopyAheadInFlight) {
+  GatedDirectories gated;
+  TempDir dir;
+  constexpr std::size_t kBig = 16384;  // 64 KiB records: a copy between two tiers moves in several pieces
+  constexpr std::uint64_t kBigRec = kBig * sizeof(float);
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(4 * kBigRec), mlbs::Tier::directory(dir / "fast", 8 * kBigRec),
+               mlbs::Tier::directory(dir / "slow")};
+  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.copy_ahead = true;
+  cfg.helper_threads = 2;
+  cfg.io_chunk_bytes = kBigRec;
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kBig);
+  write_gate().arm(2, 0);
+  write_n(u, 8);  // DRAM and the fast tier hold them all: only a copy ahead writes to the slow tier
+  ASSERT_TRUE(write_gate().wait_entered(std::chrono::seconds(30))) << "record 0 was never copied ahead";
+  u.read(7);
+  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 7.0f; }));
+  write_gate().release();
+  for (std::uint64_t id = 7; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+  u.flush();
+  EXPECT_EQ(rt.stats().cancelled_copies, 1u);
+  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
 }
 
 // Lineage records each move with a timestamp, from the application's write on.

@@ -94,10 +94,11 @@ TEST_F(TraceEngine, ThreeTierLifoTracesHelperOpsAndCopies) {
   const auto all = spans(doc);
   const auto names = thread_names(doc);
 
-  const std::regex copy_name(R"((writeback|copy|prefetch|demand) (\d+)->(\d+))");
+  // A copy ahead the first read stopped is named so ("copy 1->2 cancelled").
+  const std::regex copy_name(R"((writeback|copy|prefetch|demand) (\d+)->(\d+)( cancelled)?)");
   const std::regex remove_name(R"(remove (\d+))");
   std::map<std::string, std::uint64_t> per_category;
-  std::uint64_t slot_copies = 0, down = 0, prefetch_to_dram = 0, demand = 0;
+  std::uint64_t slot_copies = 0, down = 0, prefetch_to_dram = 0, demand = 0, cancelled = 0;
   for (const json& e : all) {
     const std::string name = e.at("name"), cat = e.at("cat");
     ++per_category[cat];
@@ -108,6 +109,11 @@ TEST_F(TraceEngine, ThreeTierLifoTracesHelperOpsAndCopies) {
       EXPECT_EQ(bytes_of(e), kRecBytes) << name;
       EXPECT_EQ(names.at(e.at("tid").get<int>()).rfind("helper ", 0), 0u) << name << " off a helper";
       EXPECT_EQ(m[1] == "writeback", src == 0) << name << ": writebacks leave DRAM, copies join file tiers";
+      if (m[4].matched) {
+        EXPECT_EQ(m[1], "copy") << name << ": only copies ahead are cancelled";
+        ++cancelled;
+        continue;
+      }
       if (dst > src) ++down;
       if (m[1] == "prefetch" && dst == 0) ++prefetch_to_dram;
       if (m[1] == "demand") ++demand;
@@ -125,6 +131,7 @@ TEST_F(TraceEngine, ThreeTierLifoTracesHelperOpsAndCopies) {
   EXPECT_GT(per_category["tier2"], 0u);
   EXPECT_EQ(slot_copies, n);
   EXPECT_EQ(down, st.writebacks);
+  EXPECT_EQ(cancelled, st.cancelled_copies);
   EXPECT_EQ(prefetch_to_dram, st.prefetches);
   EXPECT_EQ(demand, st.demand_fetches);
   std::set<std::string> named;

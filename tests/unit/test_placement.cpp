@@ -162,9 +162,45 @@ TEST(Placement, KeptFileCopyRespectsTheQuota) {
       {3000, 4096, 0, 1},  // soonest, fast copy: stays
       {2000, 4096, 0, 1},  // fast copy, no room left for it there: down
   };
-  auto p = mlbs::engine::policies::place(ranked, 8192, {0, 4000, 0});
+  auto p = mlbs::engine::policies::place(ranked, 0, {0, 4000, 0});
   EXPECT_EQ(p.dir_tier[0], 1);
   EXPECT_EQ(p.dir_tier[1], 2);
+}
+
+// Once reads have begun, a resident DRAM holds too gives its file room to a record below moving up (the
+// slower tier starts on it now, not once the resident is read) and keeps only its DRAM copy; while writes
+// come down, where room is left, and while DRAM does not hold it yet (placed there, its file copy is what
+// it will be fetched from), it keeps its file copy.
+TEST(Placement, DramResidentsYieldTheirFileRoomToMovesUpOnceReadsBegin) {
+  std::vector<PlacementItem> ranked = {
+      {4096, 4096, 0, 1},  // soonest: in DRAM, with a fast copy
+      {4096, 4096, 0, 2},  // next: on the slow tier
+  };
+  ranked[0].held = true;
+  Placement p = place(ranked, 4096, {0, 4096, 0}, /*moves_up=*/true);
+  EXPECT_TRUE(p.in_memory[0]);
+  EXPECT_EQ(p.dir_tier[0], -1) << "not moved down: its DRAM copy is the one read";
+  EXPECT_EQ(p.dir_tier[1], 1);
+  p = place(ranked, 4096, {0, 4096, 0}, /*moves_up=*/false);
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 2}));
+  p = place(ranked, 4096, {0, 8192, 0}, /*moves_up=*/true);
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 1}));
+  ranked[0].held = false;
+  p = place(ranked, 4096, {0, 4096, 0}, /*moves_up=*/true);
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{1, 2}));
+}
+
+// The same for a record leaving DRAM (FIFO's newest, read last): it takes the fast room of the sooner one
+// DRAM holds, rather than go to the slow tier and come back.
+TEST(Placement, DramResidentsYieldTheirFileRoomToARecordLeavingDram) {
+  std::vector<PlacementItem> ranked = {
+      {4096, 4096, 0, 1},   // soonest: in DRAM, with a fast copy
+      {4096, 4096, 0, -1},  // only in DRAM, which has no room for it
+  };
+  ranked[0].held = ranked[1].held = true;
+  const Placement p = place(ranked, 4096, {0, 4096, 0}, /*moves_up=*/true);
+  EXPECT_EQ(p.in_memory, bools({1, 0}));
+  EXPECT_EQ(p.dir_tier, (std::vector<int>{-1, 1}));
 }
 
 // A resident is not demoted to admit a sooner record: the newcomer takes the next tier with room.

@@ -157,6 +157,20 @@ TEST(Sim, TiersOfKnownBandwidthShareTheSpill) {
   EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
 }
 
+// LIFO without the record-count hint, on the demo's machine at I/O ratio 8: the first read stops the copy
+// ahead in flight (the writes it made room for are over), so the slow tier takes only the records capacity
+// forces there and turns to the reads at once (1.12x the bound; 1.185x when the copy ran on).
+TEST(Sim, TheFirstReadStopsTheCopiesAhead) {
+  Machine m = two_tiers(32 * kMiB, 96 * kMiB);
+  m.timeline = true;
+  const Result r = simulate(m, records(16, 0.03));
+  EXPECT_EQ(std::count_if(r.timeline.begin(), r.timeline.end(),
+                          [](const Span& s) { return s.what == "copy ahead, cancelled"; }),
+            1);
+  EXPECT_EQ(r.tiers[2].bytes_in, 128 * kMiB);
+  EXPECT_LT(r.wall_s, 1.15 * r.bound_s);
+}
+
 // The persistent mode writes every record to the last tier and the flush waits for it.
 TEST(Sim, PersistentWritesEveryRecordToTheLastTier) {
   Machine m = two_tiers(64 * kMiB, 128 * kMiB);
@@ -246,8 +260,8 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.056,
-// p90 1.409, max 2.28); the target of 1.05x at every point is not met yet.
+// the policies measured when last changed (docs/simulator.md: median 1.042,
+// p90 1.352, max 2.10); the target of 1.05x at every point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepStats st = sweep();
   const double median = st.ratio[st.ratio.size() / 2];
@@ -257,9 +271,9 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   RecordProperty("max", std::to_string(st.ratio.back()));
   std::printf("wall / physical bound over %zu configurations: median %.3f, p90 %.3f, max %.3f\n", st.ratio.size(),
               median, p90, st.ratio.back());
-  EXPECT_LT(median, 1.07);
-  EXPECT_LT(p90, 1.5);
-  EXPECT_LT(st.ratio.back(), 2.6);
+  EXPECT_LT(median, 1.05);
+  EXPECT_LT(p90, 1.4);
+  EXPECT_LT(st.ratio.back(), 2.3);
 }
 
 // LIFO told how many records come ("lifo:N"): the records written go where they will end and the

@@ -2,6 +2,7 @@
 // every path a copy, a direct read or recovery's verification takes.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,7 +16,7 @@ using mlbs::detail::Block;
 using mlbs::tiers::transfer;
 
 /// An object in memory, read and written in whatever pieces the caller picks.
-struct Object final : mlbs::tiers::ObjectReader, mlbs::tiers::ObjectWriter {
+struct Object : mlbs::tiers::ObjectReader, mlbs::tiers::ObjectWriter {
   std::vector<std::byte> bytes;
   std::vector<std::size_t> calls;  ///< bytes per read or write call
   void read(std::uint64_t offset, std::byte* data, std::size_t n) override {
@@ -163,6 +164,32 @@ TEST(Transfer, TierToNowhereOnlyHashes) {
   EXPECT_EQ(transfer({nullptr, &src}, {}, src.bytes.size(), &staging, true),
             mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
   EXPECT_EQ(src.calls.size(), 3u);
+}
+
+// A cancel flag set while a piece is written stops the transfer before the next piece (tiers::Cancelled):
+// nothing more is read or written; unset, the same transfer moves every piece.
+TEST(Transfer, TierToTierStopsBeforeTheNextPieceOnceCancelled) {
+  struct CancellingWriter final : Object {
+    std::atomic<bool>* flag = nullptr;
+    void write(std::uint64_t offset, const std::byte* data, std::size_t n) override {
+      Object::write(offset, data, n);
+      flag->store(true);  // as a reader's stop_copies_ahead() would, during the first piece
+    }
+  };
+  Object src;
+  src.bytes = pattern(3 * 4096 + 100);
+  std::atomic<bool> cancel{false};
+  CancellingWriter dst;
+  dst.flag = &cancel;
+  Block staging = Block::allocate(4096);
+  EXPECT_THROW(transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false, &cancel),
+               mlbs::tiers::Cancelled);
+  EXPECT_EQ(dst.calls, (std::vector<std::size_t>{4096})) << "one piece, then stopped";
+  EXPECT_EQ(src.calls.size(), 1u);
+  Object whole;
+  std::atomic<bool> never{false};
+  transfer({nullptr, &src}, {nullptr, &whole}, src.bytes.size(), &staging, false, &never);
+  EXPECT_EQ(whole.bytes, src.bytes);
 }
 
 // An empty record moves nothing and hashes as empty bytes do.

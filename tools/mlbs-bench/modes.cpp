@@ -259,6 +259,7 @@ class MlbsMode final : public Mode {
                {"prefetches", st.prefetches},
                {"demand_fetches", st.demand_fetches},
                {"writebacks", st.writebacks},
+               {"cancelled_copies", st.cancelled_copies},
                {"buffer_swaps", st.buffer_swaps},
                {"direct_reads", st.direct_reads},
                {"checksum_failures", st.checksum_failures},

@@ -82,7 +82,9 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     // A DRAM-only record a helper copies is on its way to the tier placement
     // chose last (or, staged, to a faster one: placement ignores staging).
     const int arriving = r->busy && r->copies == bit(0) && r->staged < 0 ? r->dir_target : -1;
-    items.push_back({r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent, arriving});
+    const bool held = r->copies & bit(0);
+    items.push_back(
+        {r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent, arriving, held});
   }
   items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
   static const std::vector<double> kNoRates;  // persistent: no spreading

@@ -91,10 +91,19 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // has room (a shrunken quota sends the latest ones down). Evicting a
   // resident to admit a sooner record would cost two transfers on the faster
   // tier and save nothing on the slower one when each record is read once —
-  // unless the resident is backed (below).
+  // unless the resident is backed (below). Once reads have begun, residents
+  // DRAM holds too keep their room last (after the loops below): they are
+  // read from DRAM, and their room lets a record below move up now (its
+  // slower tier would otherwise wait until they are read) or one leaving
+  // DRAM stay on a fast tier.
+  std::vector<std::size_t> in_dram_too;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const PlacementItem& it = ranked[i];
     const int t = it.file_copy;
+    if (moves_up && p.in_memory[i] && it.held && !it.retain && t > 0) {
+      in_dram_too.push_back(i);
+      continue;
+    }
     if (!it.retain && t > 0 && static_cast<std::size_t>(t) < left.size() && usable(it, std::size_t(t))) {
       take(std::size_t(t), it.bytes);
       p.dir_tier[i] = t;
@@ -176,10 +185,23 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       if (!p.in_memory[i] && have > 0 && ranked[i].file_copy > 0 && !ranked[i].spent)
         fastest_with_room(i, std::size_t(have));
     }
+  // Residents DRAM holds too keep what room is left at their tier; those
+  // without keep only their DRAM copy (the file copy goes when its room is
+  // wanted: file_room()), rather than move down for nothing.
+  std::vector<bool> yielded(ranked.size(), false);
+  for (std::size_t i : in_dram_too) {
+    const auto t = std::size_t(ranked[i].file_copy);
+    if (t < left.size() && usable(ranked[i], t)) {
+      take(t, ranked[i].bytes);
+      p.dir_tier[i] = int(t);
+    } else {
+      yielded[i] = true;
+    }
+  }
   // Room nobody else needs is where a DRAM record goes if it must leave
   // early (a flush, an unknown schedule's write-behind).
   for (std::size_t i = 0; i < ranked.size(); ++i)
-    if (p.in_memory[i] && p.dir_tier[i] < 0) fastest_with_room(i, left.size());
+    if (p.in_memory[i] && p.dir_tier[i] < 0 && !yielded[i]) fastest_with_room(i, left.size());
   return p;
 }
 

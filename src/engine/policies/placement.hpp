@@ -28,6 +28,9 @@ struct PlacementItem {
   /// tier like a resident, so records placed before it in rank order see
   /// the work it brings there and go elsewhere.
   int arriving = -1;
+  /// DRAM holds a copy now (not only placement's wish): once reads have
+  /// begun, its file copy gives way to other records (see place()).
+  bool held = false;
 };
 
 struct Placement {

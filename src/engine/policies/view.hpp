@@ -38,6 +38,8 @@ struct TierView {
   /// Helper copies reading or writing this tier now: a tier with none is
   /// idle, which copy_ahead() uses.
   std::uint32_t copies_in_flight = 0;
+  /// Of these, the copies reading from this tier (prefetches wait for them).
+  std::uint32_t reads_in_flight = 0;
 };
 
 struct View {
