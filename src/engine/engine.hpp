@@ -150,7 +150,7 @@ class Engine {
     bool full_latched = false;
     bool wb_active = false;                   ///< water-mark hysteresis
     std::uint32_t copies_in_flight = 0;       ///< helper copies reading or writing it (the planner's idle test)
-    std::uint32_t reads_in_flight = 0;        ///< of these, those reading it (prefetches wait for them)
+    std::uint32_t fetches_in_flight = 0;      ///< of these, those moving a record up out of it (policies::TierView)
     /// What the engine itself counts (stalls, records too large) and the
     /// tier's description; the rest of TierStats comes from the backend's Usage.
     TierStats stats;
@@ -176,13 +176,15 @@ class Engine {
   /// The copy `why` decided on, with its room taken; none if the room or the
   /// file name is not free after all (planning runs again on the next change).
   std::optional<Op> copy_op(Record& r, int src, int dst, policies::Purpose why);
-  /// Runs `op` outside the lock; a copy between two file tiers stops early
-  /// (tiers::Cancelled) once `cancel` is set.
+  /// Runs `op` outside the lock; a copy ahead stops early (tiers::Cancelled)
+  /// once `cancel` is set, within a piece of kStoppablePiece bytes.
   void execute(Op& op, detail::Block& staging, detail::Block& frame, const std::atomic<bool>& cancel);
   /// Reads have begun: the copies ahead in flight are stopped. They made room
   /// for writes that are over, and the slower tier they occupy is wanted now
   /// for the records only it holds (Cao et al.'s "do no harm").
   void stop_copies_ahead();
+  /// 1 MiB: 5 ms at 200 MiB/s, large enough for the device to stream.
+  static constexpr std::uint64_t kStoppablePiece = 1ull << 20;
   /// A completed copy's codec results into the record, the store's bypass and the counters.
   void note_codec(const Op& op);
   /// Bytes/s of the slowest file tier: its cap where it has one, else what it

@@ -172,8 +172,10 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   // use, on the helper (first touch is slow on some machines: not in the
   // Runtime's constructor, on the application's path).
   if (!from && !staging) staging = detail::Block::allocate(cfg_.io_chunk_bytes);
-  const std::uint64_t digest =
-      tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash, &cancel);
+  // Only a copy ahead is ever stopped (stop_copies_ahead()); its pieces are
+  // small, so that little is still in flight on the slower tier once it is.
+  const tiers::Stop stop = op.why == policies::Purpose::copy_ahead ? tiers::Stop{&cancel, kStoppablePiece} : tiers::Stop{};
+  const std::uint64_t digest = tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash, stop);
   if (new_frame) {
     op.stored = bytes;
     op.frame_checksum = digest;
@@ -289,7 +291,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   r.ahead = -1;
   for (int t : {op.src, op.dst})
     if (t > 0) --tiers_[t].copies_in_flight;
-  if (op.src > 0) --tiers_[op.src].reads_in_flight;
+  if (op.src > 0 && op.dst < op.src) --tiers_[op.src].fetches_in_flight;
   if (op.computed_checksum && !r.has_checksum) {
     r.checksum = op.checksum;
     r.has_checksum = true;

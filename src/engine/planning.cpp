@@ -182,7 +182,7 @@ policies::View Engine::view() {
   tier_views_.resize(tiers_.size());
   for (int t = 0; t <= last(); ++t)
     tier_views_[t] = {tier_free(t), tier_capacity(t), tiers_[t].full_latched, tiers_[t].wb_active,
-                      tiers_[t].copies_in_flight, tiers_[t].reads_in_flight};
+                      tiers_[t].copies_in_flight, tiers_[t].fetches_in_flight};
   const Schedule::Kind k = schedule_.kind;
   // New writes push the furthest records down unless a hint of the record
   // count let placement put the records written where they will end.
@@ -351,7 +351,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
   if (why == policies::Purpose::stage) r.staged = dst;
   for (int t : {src, dst})
     if (t > 0) ++tiers_[t].copies_in_flight;
-  if (src > 0) ++tiers_[src].reads_in_flight;
+  if (src > 0 && dst < src) ++tiers_[src].fetches_in_flight;
   publish(r);
   return op;
 }

@@ -15,10 +15,20 @@ namespace {
 constexpr std::uint64_t kRampSteps = 16;
 }  // namespace
 
+std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash) {
+  return transfer(from, to, size, staging, hash, Stop{});
+}
+
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash,
-                       const std::atomic<bool>* cancel) {
-  const auto check = [cancel] {
-    if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled{};
+                       const Stop& stop) {
+  const auto check = [&stop] {
+    if (stop.flag && stop.flag->load(std::memory_order_relaxed)) throw Cancelled{};
+  };
+  // Pieces no larger than the stop asks for, whole blocks (O_DIRECT).
+  const auto capped = [&stop](std::uint64_t piece) {
+    if (!stop.piece_bytes) return piece;
+    return std::max<std::uint64_t>(detail::kBlockAlign,
+                                   std::min(piece, stop.piece_bytes / detail::kBlockAlign * detail::kBlockAlign));
   };
   catalog::Checksummer sum;
   if (from.memory && to.writer && !to.memory) {
@@ -37,7 +47,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     // previous one, which frees the half the next read goes to. The chunks
     // start small and double up to a half: the writer waits only for the
     // first, short read, not for a whole half.
-    const std::uint64_t half = staging->capacity() / 2 / detail::kBlockAlign * detail::kBlockAlign;
+    const std::uint64_t half = capped(staging->capacity() / 2 / detail::kBlockAlign * detail::kBlockAlign);
     std::byte* buf[2] = {staging->data(), staging->data() + half};
     std::uint64_t chunk =
         std::max<std::uint64_t>(detail::kBlockAlign, half / kRampSteps / detail::kBlockAlign * detail::kBlockAlign);
@@ -58,7 +68,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     return hash ? sum.digest() : 0;
   }
   const bool whole = from.memory || to.memory;
-  const std::uint64_t chunk = whole ? std::max<std::uint64_t>(size, 1) : staging->capacity();
+  const std::uint64_t chunk = whole ? std::max<std::uint64_t>(size, 1) : capped(staging->capacity());
   for (std::uint64_t off = 0; off < size; off += chunk) {
     check();
     const std::size_t n = static_cast<std::size_t>(std::min(chunk, size - off));

@@ -38,13 +38,23 @@ struct Sink {
 /// reader or writer does. From memory to a writer the bytes may still be in
 /// flight when it returns (ObjectWriter::write_held, hashed meanwhile): the
 /// memory stays unchanged until the writer's commit() or destruction.
-/// Chunked transfers (through `staging`) check `cancel` before each chunk
-/// and throw Cancelled once it is set; the caller's uncommitted writer then
-/// takes its object back.
+/// A transfer through `staging` may be stopped (see Stop).
+struct Stop;
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash,
-                       const std::atomic<bool>* cancel = nullptr);
+                       const Stop& stop);
+std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash);
 
-/// Thrown by transfer() when its `cancel` flag was set: nothing failed.
+/// A transfer through staging that another thread may stop: `flag` is
+/// checked before each piece, and once set transfer() throws Cancelled (the
+/// caller's uncommitted writer then takes its object back). Pieces are at
+/// most `piece_bytes` (0: half the staging), which bounds what is still in
+/// flight when the flag is set.
+struct Stop {
+  const std::atomic<bool>* flag = nullptr;
+  std::uint64_t piece_bytes = 0;
+};
+
+/// Thrown by transfer() when its Stop flag was set: nothing failed.
 struct Cancelled {};
 
 /// What a record's file copies hold: its `size` bytes raw, or a codec frame

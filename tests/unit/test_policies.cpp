@@ -560,22 +560,22 @@ TEST(Policies, PrefetchFileMovesUp) {
   EXPECT_EQ(d->dst, 1);
 }
 
-// A prefetch into DRAM does not start on a tier another copy reads from (a second read there would share
-// its bandwidth and delay the sooner record): a record on another tier goes meanwhile; writes into the
-// tier hold nothing back.
+// A prefetch into DRAM does not start on a tier another fetch reads from (a second one there would share
+// its bandwidth and delay the sooner record): a record on another tier goes meanwhile; copies into the
+// tier, or down out of it (limited by the slower tier), hold nothing back.
 TEST(Policies, PrefetchDramWaitsForTheReadsOfItsSourceTier) {
   Scene s(3);
   s.prefetching = true;
   s.tiers[0].free_bytes = 2 * kRec;
   s.add(bit(2), 2, true);  // soonest: on the slow tier
   s.add(bit(1), 1, true);  // next: on the fast tier
-  s.tiers[2].copies_in_flight = s.tiers[2].reads_in_flight = 1;
+  s.tiers[2].copies_in_flight = s.tiers[2].fetches_in_flight = 1;
   Notes notes;
   auto d = prefetch_dram(s.view(), notes);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->record, 1u);
   EXPECT_EQ(d->src, 1);
-  s.tiers[2].reads_in_flight = 0;
+  s.tiers[2].fetches_in_flight = 0;
   d = prefetch_dram(s.view(), notes);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->record, 0u);
@@ -586,10 +586,10 @@ TEST(Policies, PrefetchFileWaitsForTheReadsOfItsSourceTier) {
   Scene s(3);
   s.prefetching = true;
   s.add(bit(2), 1);
-  s.tiers[2].copies_in_flight = s.tiers[2].reads_in_flight = 1;
+  s.tiers[2].copies_in_flight = s.tiers[2].fetches_in_flight = 1;
   Notes notes;
   EXPECT_FALSE(prefetch_file(s.view(), notes));
-  s.tiers[2].reads_in_flight = 0;
+  s.tiers[2].fetches_in_flight = 0;
   EXPECT_TRUE(prefetch_file(s.view(), notes));
 }
 

@@ -81,7 +81,7 @@ TEST(Throttle, AStreamKeepsOneShare) {
 }
 
 // A held write returns before the capped device would be done (the caller
-// works meanwhile); its commit waits out the cap.
+// works meanwhile); the next held write, or the commit, waits out the cap.
 TEST(Throttle, HeldWriteIsPacedAtCommit) {
   mlbs::test::TempDir dir;
   mlbs::Tier desc = mlbs::Tier::directory(dir / "t");
@@ -91,12 +91,16 @@ TEST(Throttle, HeldWriteIsPacedAtCommit) {
   const std::string space = "s", store = "s";
   tier->create_space(space);
   std::vector<std::byte> data(8 << 20, std::byte{7});  // 0.25 s at the cap
-  auto w = tier->create({space, 1, 1, store}, data.size());
+  auto w = tier->create({space, 1, 1, store}, 2 * data.size());
   const auto start = Clock::now();
   w->write_held(0, data.data(), data.size());
   EXPECT_LT(seconds_since(start), 0.25 * 0.9) << "the held write waited for the cap";
+  w->write_held(data.size(), data.data(), data.size());
+  const double second = seconds_since(start);
+  EXPECT_GE(second, 0.25 * 0.98) << "the second held write did not wait for the first";
+  EXPECT_LT(second, 0.5 * 0.9) << "the second held write waited for itself";
   w->commit(false);
-  EXPECT_GE(seconds_since(start), 0.25 * 0.98);
+  EXPECT_GE(seconds_since(start), 0.5 * 0.98);
 }
 
 // A tier with bandwidth set is wrapped: reads and writes through it are paced,

@@ -182,14 +182,29 @@ TEST(Transfer, TierToTierStopsBeforeTheNextPieceOnceCancelled) {
   CancellingWriter dst;
   dst.flag = &cancel;
   Block staging = Block::allocate(4096);
-  EXPECT_THROW(transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false, &cancel),
+  EXPECT_THROW(transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false, {&cancel}),
                mlbs::tiers::Cancelled);
   EXPECT_EQ(dst.calls, (std::vector<std::size_t>{4096})) << "one piece, then stopped";
   EXPECT_EQ(src.calls.size(), 1u);
   Object whole;
   std::atomic<bool> never{false};
-  transfer({nullptr, &src}, {nullptr, &whole}, src.bytes.size(), &staging, false, &never);
+  transfer({nullptr, &src}, {nullptr, &whole}, src.bytes.size(), &staging, false, {&never});
   EXPECT_EQ(whole.bytes, src.bytes);
+}
+
+// A stoppable transfer's pieces are at most Stop::piece_bytes (whole blocks), so little is in flight when
+// it is stopped: between two tiers the ramp stops there instead of at half the staging.
+TEST(Transfer, StoppablePiecesAreCapped) {
+  Object src, dst;
+  src.bytes = pattern(300000);
+  Block staging = Block::allocate(2 * 65536);
+  std::atomic<bool> never{false};
+  transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false, {&never, 16384 + 100});
+  EXPECT_EQ(dst.bytes, src.bytes);
+  std::vector<std::size_t> expected = {4096, 8192};
+  for (std::size_t left = 300000 - 12288; left; left -= std::min<std::size_t>(left, 16384))
+    expected.push_back(std::min<std::size_t>(left, 16384));
+  EXPECT_EQ(src.calls, expected);
 }
 
 // An empty record moves nothing and hashes as empty bytes do.

@@ -179,7 +179,7 @@ std::optional<Decision> prefetch_dram(const View& v, Notes&) {
     if (!r.want_mem || !idle(r) || (r.copies & bit(0)) || r.error) continue;
     const int src = fastest_copy(r, v.last());
     if (src < 0) continue;
-    if (src > 0 && v.tiers[src].reads_in_flight) continue;
+    if (src > 0 && v.tiers[src].fetches_in_flight) continue;  // one fetch at a time per tier: soonest first
     auto drops = dram_room(v, r.size, i);
     if (!drops) break;  // keep the order: no overtaking
     return copy(Purpose::prefetch_dram, i, src, 0, std::move(*drops));
@@ -199,7 +199,7 @@ std::optional<Decision> prefetch_file(const View& v, Notes& notes) {
     const int src = fastest_copy(r, v.last(), 0);
     if (src <= t) continue;            // none below, or file_tier_moves' case
     if (r.copies & bit(0)) continue;   // DRAM has it: write-behind copies it from there
-    if (v.tiers[src].reads_in_flight) continue;
+    if (v.tiers[src].fetches_in_flight) continue;
     if (auto drops = file_room(v, t, r.file_bytes(), i, notes)) return copy(Purpose::prefetch_file, i, src, t, std::move(*drops));
   }
   return std::nullopt;

@@ -38,8 +38,10 @@ struct TierView {
   /// Helper copies reading or writing this tier now: a tier with none is
   /// idle, which copy_ahead() uses.
   std::uint32_t copies_in_flight = 0;
-  /// Of these, the copies reading from this tier (prefetches wait for them).
-  std::uint32_t reads_in_flight = 0;
+  /// Of these, the copies moving a record up out of this tier (into DRAM or
+  /// a faster tier), which this tier's bandwidth limits: prefetches from it
+  /// wait for them. A copy down to a slower tier is limited there instead.
+  std::uint32_t fetches_in_flight = 0;
 };
 
 struct View {

@@ -81,7 +81,11 @@ class PacedWriter final : public ObjectWriter {
   }
   void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     // The capped device is still busy with these bytes when the call
-    // returns: the caller's work overlaps it, as on a real slow device.
+    // returns: the caller's work overlaps it, as on a real slow device. The
+    // bytes held before are done first (ObjectWriter::write_held), so a
+    // caller writing piece after piece keeps the cap's pace, as it would the
+    // device's, rather than run ahead and wait for all of it at commit().
+    pacer_.wait(flow_);
     flow_ = pacer_.start(bytes, flow_);
     inner_->write_held(offset, data, bytes);
   }
