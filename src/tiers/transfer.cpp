@@ -45,12 +45,15 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     // waits for the other (the slower one, often the bottleneck, would idle
     // while the faster one is read). Each write_held() waits for the
     // previous one, which frees the half the next read goes to. The chunks
-    // start small and double up to a half: the writer waits only for the
-    // first, short read, not for a whole half.
+    // start small and double up to a half, so the writer waits only for the
+    // first, short read, and end halving down again, so the last write,
+    // which no read overlaps, is short too (a whole half on the faster tier
+    // would add its time to every copy up from the bottleneck).
     const std::uint64_t half = capped(staging->capacity() / 2 / detail::kBlockAlign * detail::kBlockAlign);
     std::byte* buf[2] = {staging->data(), staging->data() + half};
-    std::uint64_t chunk =
+    const std::uint64_t first =
         std::max<std::uint64_t>(detail::kBlockAlign, half / kRampSteps / detail::kBlockAlign * detail::kBlockAlign);
+    std::uint64_t chunk = first;
     std::size_t n = static_cast<std::size_t>(std::min(chunk, size));
     from.reader->read(0, buf[0], n);
     for (std::uint64_t off = 0, k = 0; off < size; ++k) {
@@ -59,7 +62,9 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
       to.writer->write_held(off, cur, n);
       const std::uint64_t next = off + n;
       chunk = std::min(half, 2 * chunk);
-      const std::size_t m = static_cast<std::size_t>(std::min(chunk, size - std::min(size, next)));
+      const std::uint64_t left = size - std::min(size, next);
+      const std::uint64_t down = std::max(first, (left / 2 + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign);
+      const std::size_t m = static_cast<std::size_t>(std::min({chunk, left, down}));
       if (m) from.reader->read(next, buf[(k + 1) % 2], m);
       if (hash) sum.update(cur, n);  // read only: the held write may still be using it
       off = next;
