@@ -174,8 +174,10 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   if (!from && !staging) staging = detail::Block::allocate(cfg_.io_chunk_bytes);
   // Only a copy ahead is ever stopped (stop_copies_ahead()); its pieces are
   // small, so that little is still in flight on the slower tier once it is.
-  const tiers::Stop stop = op.why == policies::Purpose::copy_ahead ? tiers::Stop{&cancel, kStoppablePiece} : tiers::Stop{};
-  const std::uint64_t digest = tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash, stop);
+  const tiers::Stop stop =
+      op.why == policies::Purpose::copy_ahead ? tiers::Stop{&cancel, kStoppablePiece} : tiers::Stop{};
+  const std::uint64_t digest =
+      tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash, stop);
   if (new_frame) {
     op.stored = bytes;
     op.frame_checksum = digest;

@@ -389,11 +389,11 @@ class Model {
     views_[0].write_behind = wb_[0];
     for (int t = 1; t <= last(); ++t)
       views_[std::size_t(t)] = {file_free(t), file(t).capacity_bytes, false, wb_[std::size_t(t)]};
-    for (const Transfer& x : transfers_)
+    for (const Transfer& x : transfers_) {
       for (int t : {x.src, x.dst})
         if (t > 0) ++views_[std::size_t(t)].copies_in_flight;
-    for (const Transfer& x : transfers_)
       if (x.src > 0 && x.dst < x.src) ++views_[std::size_t(x.src)].fetches_in_flight;
+    }
     // As Engine::view(): new writes push the furthest records down (LIFO
     // without the record-count hint), so slower tiers may copy them ahead.
     const bool copy_ahead = m_.copy_ahead && w_.schedule == Schedule::Kind::lifo && !w_.hint_records;

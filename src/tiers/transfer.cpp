@@ -63,7 +63,8 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
       const std::uint64_t next = off + n;
       chunk = std::min(half, 2 * chunk);
       const std::uint64_t left = size - std::min(size, next);
-      const std::uint64_t down = std::max(first, (left / 2 + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign);
+      const std::uint64_t down =
+          std::max(first, (left / 2 + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign);
       const std::size_t m = static_cast<std::size_t>(std::min({chunk, left, down}));
       if (m) from.reader->read(next, buf[(k + 1) % 2], m);
       if (hash) sum.update(cur, n);  // read only: the held write may still be using it
