@@ -32,6 +32,7 @@
 #include "catalog/journal.hpp"
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
+#include "support/gate.hpp"
 #include "support/inspect_tool.hpp"
 #include "support/temp_dir.hpp"
 #include "tiers/directory/directory_backend.hpp"
@@ -179,50 +180,10 @@ void crash_after(F body) {
 }
 
 // --- a gate in the directory backend ------------------------------------------
-// Holds a helper inside a copy of one record so a test can act while that
-// record is busy, deterministically (no sleeping): the helper blocks on a
-// condition variable until the test opens the gate.
+// Holds a helper inside a copy of one record (support/gate.hpp) so a test can
+// act while that record is busy.
 
-struct Gate {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool armed = false, entered = false, open = false;
-  int tier = -1;
-  std::uint64_t id = 0;
-  std::thread::id owner;  // the test thread: its own calls (recovery) pass freely
-
-  void arm(int t, std::uint64_t i) {
-    std::lock_guard l(mu);
-    armed = true;
-    entered = open = false;
-    tier = t;
-    id = i;
-    owner = std::this_thread::get_id();
-  }
-  void pass(int t, std::uint64_t i) {
-    std::unique_lock l(mu);
-    if (!armed || t != tier || i != id || std::this_thread::get_id() == owner) return;
-    armed = false;
-    entered = true;
-    cv.notify_all();
-    cv.wait(l, [&] { return open; });
-  }
-  void wait_entered() {
-    std::unique_lock l(mu);
-    cv.wait(l, [&] { return entered; });
-  }
-  void release() {
-    std::lock_guard l(mu);
-    armed = false;
-    open = true;
-    cv.notify_all();
-  }
-};
-
-Gate& gate() {
-  static Gate g;
-  return g;
-}
+using mlbs::test::gate;
 
 class GatedBackend final : public mlbs::tiers::WrappedBackend {
  public:

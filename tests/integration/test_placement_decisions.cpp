@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
+#include "support/gate.hpp"
 #include "support/temp_dir.hpp"
 #include "tiers/directory/io_select.hpp"
 #include "tiers/wrappers/wrapped.hpp"
@@ -220,58 +219,21 @@ TEST(PlacementDecisions, TiersOfConfiguredBandwidthShareTheRecords) {
 }
 
 // --- a gate inside a write ------------------------------------------------------
-// Holds the helper writing record `id` to tier `tier` inside its first piece, so
-// a test can act while that copy is under way, deterministically (no sleeping).
+// Holds the helper writing record `id` to tier `tier` inside its first piece
+// (support/gate.hpp), so a test can act while that copy is under way.
 
-struct WriteGate {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool armed = false, entered = false, open = false;
-  int tier = -1;
-  std::uint64_t id = 0;
-
-  void arm(int t, std::uint64_t i) {
-    std::lock_guard l(mu);
-    armed = true;
-    entered = open = false;
-    tier = t;
-    id = i;
-  }
-  void pass(int t, std::uint64_t i) {
-    std::unique_lock l(mu);
-    if (!armed || t != tier || i != id) return;
-    armed = false;
-    entered = true;
-    cv.notify_all();
-    cv.wait(l, [&] { return open; });
-  }
-  bool wait_entered(std::chrono::seconds limit) {
-    std::unique_lock l(mu);
-    return cv.wait_for(l, limit, [&] { return entered; });
-  }
-  void release() {
-    std::lock_guard l(mu);
-    armed = false;
-    open = true;
-    cv.notify_all();
-  }
-};
-
-WriteGate& write_gate() {
-  static WriteGate g;
-  return g;
-}
+using mlbs::test::gate;
 
 class GatedWriter final : public mlbs::tiers::ObjectWriter {
  public:
   GatedWriter(std::unique_ptr<mlbs::tiers::ObjectWriter> inner, int tier, std::uint64_t id)
       : inner_(std::move(inner)), tier_(tier), id_(id) {}
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
-    write_gate().pass(tier_, id_);
+    gate().pass(tier_, id_);
     inner_->write(offset, data, bytes);
   }
   void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
-    write_gate().pass(tier_, id_);
+    gate().pass(tier_, id_);
     inner_->write_held(offset, data, bytes);
   }
   void commit(bool durable) override { inner_->commit(durable); }
@@ -298,7 +260,7 @@ struct GatedDirectories {
   mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc, const mlbs::core::Group*) {
     return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedWrites>(index, desc));
   }};
-  ~GatedDirectories() { write_gate().release(); }  // before the built-in factory comes back
+  ~GatedDirectories() { gate().release(); }  // before the built-in factory comes back
 };
 
 // LIFO, copy ahead on: the first read stops the copy ahead in flight (its helper held inside the copy's
@@ -319,12 +281,12 @@ TEST(PlacementDecisions, TheFirstReadStopsTheCopyAheadInFlight) {
   cfg.io_chunk_bytes = kBigRec;
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kBig);
-  write_gate().arm(2, 0);
+  gate().arm(2, 0);
   write_n(u, 8);  // DRAM and the fast tier hold them all: only a copy ahead writes to the slow tier
-  ASSERT_TRUE(write_gate().wait_entered(std::chrono::seconds(30))) << "record 0 was never copied ahead";
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 was never copied ahead";
   u.read(7);
   EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 7.0f; }));
-  write_gate().release();
+  gate().release();
   for (std::uint64_t id = 7; id-- > 0;) {
     u.read(id);
     EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
