@@ -214,10 +214,6 @@ void Engine::drop_copy(Record& r, int t) {
     give(t, r.file_bytes());
     // The frame goes with the last file copy: a record written down again is encoded again.
     if (!(r.copies & ~bit(0))) r.stored = r.frame_checksum = 0;
-    // A record that yielded its file room (placement: read from DRAM once
-    // reads began) keeps only DRAM now: placed again, it gets the tier a
-    // flush or an eviction sends it to.
-    if (r.copies == bit(0) && r.dir_target < 0) ranking_dirty_ = true;
     Op rm;
     rm.kind = Op::Kind::remove;
     rm.tier = t;
