@@ -89,8 +89,20 @@ class Backend::CountingReader final : public ObjectReader {
     owner_.end_busy(bytes_, false, !failed_ && bytes_ >= size_, failed_);
   }
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
+    counted(bytes, [&] { inner_->read(offset, data, bytes); });
+  }
+  void read_held(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
+    counted(bytes, [&] { inner_->read_held(offset, data, bytes); });
+  }
+  void wait_held() override {
+    counted(0, [&] { inner_->wait_held(); });
+  }
+
+ private:
+  template <class Read>
+  void counted(std::size_t bytes, Read&& read) {
     try {
-      inner_->read(offset, data, bytes);
+      read();
     } catch (...) {
       failed_ = true;
       throw;
@@ -98,7 +110,6 @@ class Backend::CountingReader final : public ObjectReader {
     bytes_ += bytes;
   }
 
- private:
   Backend& owner_;
   std::unique_ptr<ObjectReader> inner_;
   std::uint64_t size_;

@@ -49,6 +49,14 @@ class ObjectReader {
   virtual ~ObjectReader() = default;
   /// Reads exactly `bytes` at `offset`; a short object is an error.
   virtual void read(std::uint64_t offset, std::byte* data, std::size_t bytes) = 0;
+  /// As read(), but may return with the bytes still arriving, so that the
+  /// caller can work (write the bytes read before to another tier) while the
+  /// device reads: they are in `data` once wait_held() returns, and the
+  /// caller touches neither `data` nor the reader's other calls until then.
+  /// Errors may show only at wait_held(). By default, read().
+  virtual void read_held(std::uint64_t offset, std::byte* data, std::size_t bytes) { read(offset, data, bytes); }
+  /// Waits for the bytes of the last read_held(); throws its error.
+  virtual void wait_held() {}
 };
 
 /// What a tier holds and has moved, kept by Backend's public layer so that

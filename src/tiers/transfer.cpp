@@ -11,7 +11,9 @@
 namespace mlbs::tiers {
 
 namespace {
-/// Between two tiers the first chunk is a half of the staging / this (see transfer()).
+/// Between two tiers the staging holds this many pieces (see transfer())...
+constexpr std::uint64_t kPieces = 3;
+/// ... and the first is a piece / this.
 constexpr std::uint64_t kRampSteps = 16;
 }  // namespace
 
@@ -39,34 +41,37 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     return hash ? sum.digest() : 0;
   }
   if (size == 0) return hash ? sum.digest() : 0;  // an empty record's block may be null
-  if (from.reader && to.writer && !to.memory && staging->capacity() >= 2 * detail::kBlockAlign) {
-    // Between two tiers: two halves of the staging, the next chunk read into
-    // one while the other is written (write_held), so that neither device
-    // waits for the other (the slower one, often the bottleneck, would idle
-    // while the faster one is read). Each write_held() waits for the
-    // previous one, which frees the half the next read goes to. The chunks
-    // start small and double up to a half, so the writer waits only for the
-    // first, short read, and end halving down again, so the last write,
-    // which no read overlaps, is short too (a whole half on the faster tier
-    // would add its time to every copy up from the bottleneck).
-    const std::uint64_t half = capped(staging->capacity() / 2 / detail::kBlockAlign * detail::kBlockAlign);
-    std::byte* buf[2] = {staging->data(), staging->data() + half};
+  if (from.reader && to.writer && !to.memory && staging->capacity() >= kPieces * detail::kBlockAlign) {
+    // Between two tiers: three pieces of the staging, so that neither device
+    // waits for the other. While piece k is written (write_held), piece k+1
+    // is read (read_held) into the third buffer, free since the write of k-2
+    // (waited for by the write_held of k-1). A read that stalls then stalls
+    // no write, and a write that stalls no read: the slower device, often
+    // the bottleneck, keeps a request queued from the first piece to the
+    // last. The pieces start small and double, so that the writer waits
+    // only for the first, short read, and end halving down again, so that
+    // the last write, which no read overlaps, is short too (a whole piece on
+    // the faster tier would add its time to every copy up from the
+    // bottleneck).
+    const std::uint64_t most = capped(staging->capacity() / kPieces / detail::kBlockAlign * detail::kBlockAlign);
+    std::byte* const buf[kPieces] = {staging->data(), staging->data() + most, staging->data() + 2 * most};
     const std::uint64_t first =
-        std::max<std::uint64_t>(detail::kBlockAlign, half / kRampSteps / detail::kBlockAlign * detail::kBlockAlign);
+        std::max<std::uint64_t>(detail::kBlockAlign, most / kRampSteps / detail::kBlockAlign * detail::kBlockAlign);
     std::uint64_t chunk = first;
     std::size_t n = static_cast<std::size_t>(std::min(chunk, size));
-    from.reader->read(0, buf[0], n);
+    from.reader->read_held(0, buf[0], n);
     for (std::uint64_t off = 0, k = 0; off < size; ++k) {
-      check();
-      std::byte* cur = buf[k % 2];
-      to.writer->write_held(off, cur, n);
+      from.reader->wait_held();
+      std::byte* cur = buf[k % kPieces];
       const std::uint64_t next = off + n;
-      chunk = std::min(half, 2 * chunk);
+      chunk = std::min(most, 2 * chunk);
       const std::uint64_t left = size - std::min(size, next);
       const std::uint64_t down =
           std::max(first, (left / 2 + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign);
       const std::size_t m = static_cast<std::size_t>(std::min({chunk, left, down}));
-      if (m) from.reader->read(next, buf[(k + 1) % 2], m);
+      check();
+      if (m) from.reader->read_held(next, buf[(k + 1) % kPieces], m);
+      to.writer->write_held(off, cur, n);
       if (hash) sum.update(cur, n);  // read only: the held write may still be using it
       off = next;
       n = m;

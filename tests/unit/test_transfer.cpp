@@ -97,9 +97,10 @@ TEST(Transfer, TierToTierGoesThroughStagingInPieces) {
   EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
 }
 
-// Between two tiers with room for two pieces in staging: the next piece is read while the last is written
-// (held), so neither device waits for the other; every held write waits for the one before (it is given
-// the half the next read goes to), and the bytes arrive whole.
+// Between two tiers with room for three pieces in staging: the next piece is read (held) while the last
+// is written (held), so that neither device waits for the other. Each read goes to the piece whose write
+// was waited for by the write_held() before, and the bytes arrive whole even though this reader fills a
+// piece at once and this writer takes its bytes only at its next call.
 TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
   /// A writer whose held bytes land only when the next call (or commit) comes, as a device's would.
   struct Held final : mlbs::tiers::ObjectWriter {
@@ -125,33 +126,43 @@ TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
   struct Logged final : mlbs::tiers::ObjectReader {
     std::vector<std::byte> bytes;
     std::vector<std::string>* log = nullptr;
-    void read(std::uint64_t offset, std::byte* data, std::size_t n) override {
+    bool held = false;
+    void read(std::uint64_t, std::byte*, std::size_t) override { FAIL() << "expected held reads"; }
+    void read_held(std::uint64_t offset, std::byte* data, std::size_t n) override {
+      EXPECT_FALSE(held) << "a held read not waited for";
       log->push_back("read " + std::to_string(offset));
       std::memcpy(data, bytes.data() + offset, n);
+      held = true;
+    }
+    void wait_held() override {
+      log->push_back("arrived");
+      held = false;
     }
   };
   std::vector<std::string> log;
   Logged src;
   src.log = &log;
-  src.bytes = pattern(3 * 4096 + 100);
   Held dst;
   dst.log = &log;
-  Block staging = Block::allocate(2 * 4096);
+  src.bytes = pattern(5 * 4096 + 100);
+  Block staging = Block::allocate(3 * 4096);
   const auto digest = transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, true);
-  EXPECT_EQ(log, (std::vector<std::string>{"read 0", "write 0", "read 4096", "write 4096", "read 8192",
-                                           "write 8192", "read 12288", "write 12288"}));
+  EXPECT_EQ(log, (std::vector<std::string>{"read 0",     "arrived", "read 4096",  "write 0",     "arrived",
+                                           "read 8192",  "write 4096", "arrived", "read 12288", "write 8192",
+                                           "arrived",    "read 16384", "write 12288", "arrived", "read 20480",
+                                           "write 16384", "arrived", "write 20480"}));
   dst.commit(false);
   EXPECT_EQ(dst.bytes, src.bytes);
   EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
 }
 
-// Between two tiers the first piece is a sixteenth of a staging half and each next one doubles up to a half
-// (the writer starts after a short read instead of a whole half); towards the end the pieces halve with
-// what is left (whole blocks), so the last write, which no read overlaps, is short as well.
+// Between two tiers the first piece is a sixteenth of a staging third and each next one doubles up to a
+// third (the writer starts after a short read instead of a whole piece); towards the end the pieces halve
+// with what is left (whole blocks), so the last write, which no read overlaps, is short as well.
 TEST(Transfer, TierToTierStartsWithAShortPieceAndDoubles) {
   Object src, dst;
   src.bytes = pattern(300000);
-  Block staging = Block::allocate(2 * 65536);
+  Block staging = Block::allocate(3 * 65536);
   transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false);
   EXPECT_EQ(dst.bytes, src.bytes);
   EXPECT_EQ(src.calls,
@@ -193,6 +204,15 @@ TEST(Transfer, TierToTierStopsBeforeTheNextPieceOnceCancelled) {
   std::atomic<bool> never{false};
   transfer({nullptr, &src}, {nullptr, &whole}, src.bytes.size(), &staging, false, {&never});
   EXPECT_EQ(whole.bytes, src.bytes);
+  // Pieces read while others are written: the read in flight is the last.
+  Block pieces = Block::allocate(3 * 4096);
+  cancel = false;
+  dst.calls.clear();
+  src.calls.clear();
+  EXPECT_THROW(transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &pieces, false, {&cancel}),
+               mlbs::tiers::Cancelled);
+  EXPECT_EQ(dst.calls, (std::vector<std::size_t>{4096})) << "one piece, then stopped";
+  EXPECT_EQ(src.calls.size(), 2u) << "the piece read while the first was written, then nothing";
 }
 
 // A stoppable transfer's pieces are at most Stop::piece_bytes (whole blocks), so little is in flight when
@@ -200,7 +220,7 @@ TEST(Transfer, TierToTierStopsBeforeTheNextPieceOnceCancelled) {
 TEST(Transfer, StoppablePiecesAreCapped) {
   Object src, dst;
   src.bytes = pattern(300000);
-  Block staging = Block::allocate(2 * 65536);
+  Block staging = Block::allocate(3 * 65536);
   std::atomic<bool> never{false};
   transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false, {&never, 16384 + 100});
   EXPECT_EQ(dst.bytes, src.bytes);

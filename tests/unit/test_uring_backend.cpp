@@ -28,6 +28,7 @@
 #include "tiers/directory/io_select.hpp"
 #include "tiers/registry.hpp"
 #include "tiers/uring/completion.hpp"
+#include "tiers/uring/depth.hpp"
 
 namespace {
 
@@ -361,6 +362,67 @@ TEST_F(UringBackend, HeldWriteAndAReadOnOneThreadDoNotMix) {
   }
   EXPECT_EQ(std::memcmp(into.data(), old_data.data(), old_data.size()), 0);
   EXPECT_EQ(get(ref, data.size(), 1 << 20), data);
+}
+
+// A held read returns with its requests in flight (more than the queue holds here) and a held write on
+// the same thread meanwhile keeps its own: once wait_held() returns both byte-exact, aligned or not.
+TEST_F(UringBackend, HeldReadBesideAHeldWriteIsByteExact) {
+  const ObjectRef other{space, 43, 1, store};
+  const auto old_data = pattern(9 * 65536 + 17, 2);
+  put(other, old_data, 1 << 20);
+  const auto data = pattern(8 * 65536);
+  const auto src = aligned_copy(data);
+  auto into = aligned_copy(std::vector<std::byte>(old_data.size()));
+  {
+    auto w = tier->create(ref, data.size());
+    auto r = tier->open(other, old_data.size());
+    r->read_held(0, into.data(), 6 * 65536);
+    w->write_held(0, src.data(), data.size());
+    r->wait_held();
+    r->read_held(6 * 65536, into.data() + 6 * 65536, old_data.size() - 6 * 65536);  // ends in a bounce
+    r->wait_held();
+    w->commit(false);
+  }
+  EXPECT_EQ(std::memcmp(into.data(), old_data.data(), old_data.size()), 0);
+  EXPECT_EQ(get(ref, data.size(), 1 << 20), data);
+}
+
+// A held read past the end shows its error at wait_held() (or at once), never as wrong bytes; a reader
+// dropped with a held read waits for its requests first.
+TEST_F(UringBackend, HeldReadPastEndFailsByWaitHeld) {
+  put(ref, pattern(100), 4096);
+  auto r = tier->open(ref, 100);
+  auto buf = mlbs::detail::Block::allocate(8192);
+  EXPECT_THROW(
+      {
+        r->read_held(80, buf.data(), 4096);
+        r->wait_held();
+      },
+      mlbs::IoError);
+  auto dropped = tier->open(ref, 100);
+  dropped->read_held(0, buf.data(), 100);
+  dropped.reset();
+}
+
+// A capped tier keeps only the requests its cap needs in flight (at least two), so that a record written
+// down does not queue milliseconds of writes ahead of the reads feeding a slower tier; uncapped, the
+// configured depth; never more than it.
+TEST(UringDepth, CappedTierKeepsWhatItsCapNeedsInFlight) {
+  using mlbs::tiers::uring::requests_in_flight;
+  Tier t = Tier::directory("x");
+  t.queue_depth = 8;
+  t.io_request_bytes = 1 << 20;
+  EXPECT_EQ(requests_in_flight(t), 8u) << "uncapped";
+  t.bandwidth_bytes_per_s = 200ull << 20;
+  EXPECT_EQ(requests_in_flight(t), 2u) << "200 MiB/s moves 0.2 MiB in a millisecond: two requests";
+  t.bandwidth_bytes_per_s = 1ull << 30;
+  EXPECT_EQ(requests_in_flight(t), 2u);
+  t.bandwidth_bytes_per_s = 5ull << 30;
+  EXPECT_EQ(requests_in_flight(t), 6u) << "5 GiB/s moves 5.1 MiB in a millisecond";
+  t.bandwidth_bytes_per_s = 100ull << 30;
+  EXPECT_EQ(requests_in_flight(t), 8u) << "never beyond queue_depth";
+  t.queue_depth = 1;
+  EXPECT_EQ(requests_in_flight(t), 1u) << "nor beyond a depth of one";
 }
 
 // A held writer dropped without commit() waits for its requests before the

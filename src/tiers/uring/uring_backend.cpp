@@ -283,7 +283,7 @@ class UringObject {
         id_(ref.id),
         home_(std::move(home)),
         base_(home_->base()),
-        pipe_(tier.desc().queue_depth),
+        pipe_(requests_in_flight(tier.desc())),
         request_bytes_(static_cast<std::size_t>(tier.desc().io_request_bytes)) {}
 
  protected:
@@ -498,9 +498,33 @@ class UringReader final : public ObjectReader, UringObject {
   using UringObject::UringObject;
 
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
+    read_held(offset, data, bytes);
+    wait_held();
+  }
+
+  void read_held(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
+    wait_held();
     if (bytes == 0) return;
     begin();
-    Settle settle{pipe_};
+    try {
+      queue(offset, data, bytes);
+      pipe_.submit();
+    } catch (...) {
+      pipe_.settle();
+      throw;
+    }
+    held_ = true;  // a failed request shows at wait_held()
+  }
+
+  void wait_held() override {
+    if (!std::exchange(held_, false)) return;
+    finish("cannot read", "cannot read", "unexpected end of file in");
+  }
+
+ private:
+  /// Requests for the bytes, up to the pipeline's depth in flight (waiting
+  /// for the first ones to complete when there are more).
+  void queue(std::uint64_t offset, std::byte* data, std::size_t bytes) {
     // Whole blocks straight into the caller's memory when both line up.
     if (aligned(offset) && aligned(data)) {
       for (std::size_t whole = align_down(bytes); whole > 0;) {
@@ -531,8 +555,9 @@ class UringReader final : public ObjectReader, UringObject {
       offset += n;
       bytes -= n;
     }
-    finish("cannot read", "cannot read", "unexpected end of file in");
   }
+
+  bool held_ = false;  ///< requests of a read_held() may be in flight
 };
 
 std::atomic<unsigned> g_probe_serial{0};

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tiers/directory/directory_backend.hpp"
+#include "tiers/uring/depth.hpp"
 
 namespace mlbs::tiers::uring {
 
@@ -13,7 +14,7 @@ namespace mlbs::tiers::uring {
 /// fdatasync + drop-behind per record (a durable commit still fdatasyncs).
 ///
 /// * Each chunk handed to write()/read() is split into requests of
-///   Tier::io_request_bytes with up to Tier::queue_depth in flight; every
+///   Tier::io_request_bytes with up to requests_in_flight() in flight; every
 ///   call completes its requests before it returns (the engine reuses its
 ///   staging buffer between chunks), waiting in io_uring_wait_cqe.
 /// * Rings are per thread (thread_local, created on first use and grown to

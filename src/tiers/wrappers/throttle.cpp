@@ -105,14 +105,28 @@ class PacedReader final : public ObjectReader {
   PacedReader(std::unique_ptr<ObjectReader> inner, Pacer& pacer)
       : inner_(std::move(inner)), pacer_(pacer) {}
   void read(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
-    const Pacer::Flow f = pacer_.start(bytes);
-    inner_->read(offset, data, bytes);
-    pacer_.wait(f);
+    read_held(offset, data, bytes);
+    wait_held();
+  }
+  // The capped device reads these bytes while the caller works; they are
+  // there when it would have moved them, and the inner read is done.
+  void read_held(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
+    wait_held();
+    flow_ = pacer_.start(bytes);
+    held_ = true;
+    inner_->read_held(offset, data, bytes);
+  }
+  void wait_held() override {
+    if (!std::exchange(held_, false)) return;
+    inner_->wait_held();
+    pacer_.wait(flow_);
   }
 
  private:
   std::unique_ptr<ObjectReader> inner_;
   Pacer& pacer_;
+  Pacer::Flow flow_ = 0;
+  bool held_ = false;  ///< a read_held() is not waited for yet
 };
 
 }  // namespace
