@@ -14,9 +14,10 @@ namespace mlbs::tiers::uring {
 /// fdatasync + drop-behind per record (a durable commit still fdatasyncs).
 ///
 /// * Each chunk handed to write()/read() is split into requests of
-///   Tier::io_request_bytes with up to requests_in_flight() in flight; every
-///   call completes its requests before it returns (the engine reuses its
-///   staging buffer between chunks), waiting in io_uring_wait_cqe.
+///   Tier::io_request_bytes with up to requests_in_flight() in flight; a
+///   plain call completes its requests before it returns, waiting in
+///   io_uring_wait_cqe; a held one (write_held(), read_held()) returns once
+///   they are submitted, and the object's next call waits for them.
 /// * Rings are per thread (thread_local, created on first use and grown to
 ///   the largest queue depth asked for): helpers share no submission state,
 ///   so no lock is needed, and a ring's set-up cost is paid once per thread,
