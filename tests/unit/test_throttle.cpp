@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -16,6 +18,16 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// A directory tier in `dir` capped at 32 MiB/s, probed, with space "s".
+std::unique_ptr<mlbs::tiers::Backend> capped_tier(const mlbs::test::TempDir& dir) {
+  mlbs::Tier desc = mlbs::Tier::directory(dir / "t");
+  desc.bandwidth_bytes_per_s = 32ull << 20;
+  auto tier = mlbs::tiers::make_backend(1, desc);
+  tier->probe();
+  tier->create_space("s");
+  return tier;
 }
 
 // Passing N bytes at R bytes/s takes N/R seconds, not less (and not far more).
@@ -84,12 +96,8 @@ TEST(Throttle, AStreamKeepsOneShare) {
 // works meanwhile); the next held write, or the commit, waits out the cap.
 TEST(Throttle, HeldWriteIsPacedAtCommit) {
   mlbs::test::TempDir dir;
-  mlbs::Tier desc = mlbs::Tier::directory(dir / "t");
-  desc.bandwidth_bytes_per_s = 32ull << 20;
-  auto tier = mlbs::tiers::make_backend(1, desc);
-  tier->probe();
+  auto tier = capped_tier(dir);
   const std::string space = "s", store = "s";
-  tier->create_space(space);
   std::vector<std::byte> data(8 << 20, std::byte{7});  // 0.25 s at the cap
   auto w = tier->create({space, 1, 1, store}, 2 * data.size());
   const auto start = Clock::now();
@@ -107,12 +115,8 @@ TEST(Throttle, HeldWriteIsPacedAtCommit) {
 // meanwhile); wait_held() waits out the cap and delivers the bytes, and so does a plain read().
 TEST(Throttle, HeldReadIsPacedAtWaitHeld) {
   mlbs::test::TempDir dir;
-  mlbs::Tier desc = mlbs::Tier::directory(dir / "t");
-  desc.bandwidth_bytes_per_s = 32ull << 20;
-  auto tier = mlbs::tiers::make_backend(1, desc);
-  tier->probe();
+  auto tier = capped_tier(dir);
   const std::string space = "s", store = "s";
-  tier->create_space(space);
   std::vector<std::byte> data(8 << 20), back(8 << 20);  // 0.25 s at the cap
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 13);
   auto w = tier->create({space, 1, 1, store}, data.size());
