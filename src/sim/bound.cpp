@@ -43,8 +43,14 @@ double least_io_s(const Hierarchy& h, std::uint64_t bytes_written, std::uint64_t
   return hi;
 }
 
-double physical_bound_s(double kernel_s, double copy_s, double least_io_s) {
-  return std::max(kernel_s + copy_s, least_io_s);
+double io_span_s(const Hierarchy& h, double least_io_s, ComputeEdges edges) {
+  if (least_io_s <= 0) return 0.0;
+  // A persistent copy of a record may still be on its way down after the record was read.
+  return edges.before_first_write_s + least_io_s + (h.persistent ? 0.0 : edges.after_last_read_s);
+}
+
+double physical_bound_s(double kernel_s, double copy_s, double io_span_s) {
+  return std::max(kernel_s + copy_s, io_span_s);
 }
 
 }  // namespace mlbs::sim

@@ -30,7 +30,20 @@ struct Hierarchy {
 /// when the tiers cannot hold S at all (undefined).
 double least_io_s(const Hierarchy& h, std::uint64_t bytes_written, std::uint64_t bytes_read);
 
-/// max(kernel_s + copy_s, least_io_s): no run on this hardware is faster.
-double physical_bound_s(double kernel_s, double copy_s, double least_io_s);
+/// The application's compute that no I/O can overlap, whatever the schedule.
+struct ComputeEdges {
+  double before_first_write_s = 0;  ///< no record exists yet for any tier to move
+  /// Only when every record written had been read back by then (else 0):
+  /// then every forced move is done, each spilled record having come back up.
+  double after_last_read_s = 0;
+};
+
+/// The least time the I/O side of a run spans: least_io_s, after the compute
+/// before the first write and, unless persistent copies may still be moving,
+/// before the compute after the last read. 0 when nothing must move.
+double io_span_s(const Hierarchy& h, double least_io_s, ComputeEdges edges);
+
+/// max(kernel_s + copy_s, io_span_s): no run on this hardware is faster.
+double physical_bound_s(double kernel_s, double copy_s, double io_span_s);
 
 }  // namespace mlbs::sim

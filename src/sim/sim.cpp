@@ -107,12 +107,23 @@ class Model {
       return above + std::uint64_t(double(raw - above) / m_.codec_ratio);
     };
     res_.least_io_s = least_io_s(h, stored(res_.bytes_written), stored(res_.bytes_read));
-    res_.bound_s = physical_bound_s(res_.compute_s, res_.copy_s, res_.least_io_s);
+    res_.io_span_s = io_span_s(h, res_.least_io_s, edges());
+    res_.bound_s = physical_bound_s(res_.compute_s, res_.copy_s, res_.io_span_s);
     return res_;
   }
 
  private:
   enum class Waiting { none, compute, copy, write, read, flush };
+
+  /// The compute no tier can overlap: the first write's, and the last read's
+  /// when the schedule reads every record back.
+  ComputeEdges edges() const {
+    if (w_.records == 0) return {};
+    std::vector<bool> read(w_.records, false);
+    for (std::uint64_t id : order_) read[id] = true;
+    const bool all = std::find(read.begin(), read.end(), false) == read.end();
+    return {w_.compute_per_write_s, all && !order_.empty() ? w_.compute_per_read_s : 0.0};
+  }
 
   int tiers() const { return static_cast<int>(m_.tiers.size()) + 1; }
   int last() const { return tiers() - 1; }

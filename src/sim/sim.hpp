@@ -93,6 +93,7 @@ struct Result {
   std::uint64_t helper_copies = 0;
   std::vector<TierTotals> tiers;  ///< index 0 = DRAM
   double least_io_s = 0;          ///< the physical bound's I/O part (bound.hpp), over stored bytes with a codec
+  double io_span_s = 0;           ///< least_io_s with the compute no I/O can overlap (bound.hpp)
   double bound_s = 0;             ///< the physical bound
   std::vector<Span> timeline;     ///< Machine::timeline
   double blocked_s() const { return write_blocked_s + read_blocked_s + flush_s; }

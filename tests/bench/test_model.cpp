@@ -129,6 +129,18 @@ TEST(PhysicalBound, WriteOnlyAndPersistent) {
   EXPECT_NEAR(least_io_s(two, 300, 300), 3.0, 1e-9);
 }
 
+// The I/O spans at least least_io_s between the compute before the first write and after the last
+// read; a persistent copy may still be going down during the latter; with nothing to move there is no span.
+TEST(PhysicalBound, IoSpanAddsTheComputeNoIoCanOverlap) {
+  using mlbs_bench::model::io_span_s;
+  const Hierarchy scratch{100, {{0, 100.0}}, false}, persistent{100, {{0, 100.0}}, true};
+  EXPECT_DOUBLE_EQ(io_span_s(scratch, 4.0, {0.5, 0.25}), 4.75);
+  EXPECT_DOUBLE_EQ(io_span_s(persistent, 4.0, {0.5, 0.25}), 4.5);
+  EXPECT_DOUBLE_EQ(io_span_s(scratch, 0.0, {0.5, 0.25}), 0.0);
+  EXPECT_DOUBLE_EQ(mlbs_bench::model::physical_bound_s(3.0, 0.5, 4.75), 4.75);
+  EXPECT_DOUBLE_EQ(mlbs_bench::model::physical_bound_s(5.0, 0.5, 4.75), 5.5);
+}
+
 // Tiers that cannot hold the spill, or none with a known bandwidth: undefined, 0.
 TEST(PhysicalBound, UndefinedIsZero) {
   EXPECT_EQ(least_io_s(Hierarchy{0, {{100, 10.0}}, false}, 1000, 1000), 0.0);

@@ -25,6 +25,8 @@ RunResult result(const std::string& workload, const std::string& mode, double wa
   r.bytes_read = workload == "writeonly" ? 0 : 4096;
   r.wall_s = wall;
   r.kernel_s = kernel;
+  r.lead_compute_s = 0.01 * kernel;                              // before the first write
+  r.tail_compute_s = workload == "writeonly" ? 0 : 0.01 * kernel;  // after the last read
   r.verified = true;
   TierReport mem{"mem", "memory", "", 4096, 0, 4096, 4096, 0, 0, 0.0};
   TierReport slow{"slow", "directory", "/x", 0, 0, 4096, r.bytes_read, 0, 0, busy_s};
@@ -135,6 +137,16 @@ TEST(BenchReport, ErrorsAndWrongShapesFail) {
   EXPECT_TRUE(mentions(mlbs_bench::check_results(doc(rs)), "run failed"));
 }
 
+// The bound's edges must be measured parts of kernel_s: a micro run with kernels and no tail, or edges beyond kernel_s, fail.
+TEST(BenchReport, ComputeEdgesMustBeMeasuredWithinKernelTime) {
+  auto rs = std::vector<RunResult>{result("micro", "sync", 10, 4, 6)};
+  EXPECT_FALSE(mentions(mlbs_bench::check_results(doc(rs)), "tail_compute_s"));
+  rs[0].tail_compute_s = 0;
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(doc(rs)), "tail_compute_s is 0"));
+  rs[0].tail_compute_s = 3, rs[0].lead_compute_s = 2;
+  EXPECT_TRUE(mentions(mlbs_bench::check_results(doc(rs)), "within kernel_s"));
+}
+
 // A tier that held more than its quota (capacity_bytes) fails the check.
 TEST(BenchReport, QuotaExceededFails) {
   auto rs = std::vector<RunResult>{result("micro", "sync", 10, 4, 6), result("micro", "sync-fast", 8, 4, 5)};
@@ -195,9 +207,29 @@ TEST(BenchTargets, IoBoundAndGroupsApart) {
   EXPECT_FALSE(checks[0].io_covered);
   EXPECT_TRUE(checks[0].blocking_ok());
   EXPECT_NEAR(g[1].least_io_s, 4.0, 1e-9);
-  EXPECT_NEAR(checks[0].physical_ratio, 5.0 / 4.0, 1e-9);
+  EXPECT_NEAR(g[1].io_span_s, 0.01 + 4.0 + 0.01, 1e-9);
+  EXPECT_NEAR(checks[0].physical_ratio, 5.0 / 4.02, 1e-9);
   EXPECT_EQ(checks[0].best_other, "sync");
   EXPECT_DOUBLE_EQ(checks[0].margin, 2.0);
+}
+
+// The bound's I/O side starts after the group's least compute before the first write and ends before its
+// least compute after the last read; a group whose compute covers least_io_s alone but not that span is I/O-bound.
+TEST(BenchTargets, ComputeBeforeTheFirstWriteAndAfterTheLastReadLengthensTheIoSpan) {
+  std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.5, 6.0), result("micro", "mlbs", 5.0, 4.6, 4.5)};
+  for (RunResult& r : g) {
+    r.bytes_written = r.bytes_read = 4096 + 4000;
+    r.tiers[1].bandwidth_cap_bytes_per_s = 2000;  // least_io_s 4 s
+  }
+  g[0].lead_compute_s = 0.3, g[0].tail_compute_s = 0.4;
+  g[1].lead_compute_s = 0.2, g[1].tail_compute_s = 0.5;
+  mlbs_bench::apply_model(g);
+  EXPECT_NEAR(g[1].least_io_s, 4.0, 1e-9);
+  EXPECT_NEAR(g[1].io_span_s, 0.2 + 4.0 + 0.4, 1e-9) << "each edge the least the group measured";
+  EXPECT_NEAR(g[1].physical_bound_s, 4.6, 1e-9);
+  EXPECT_FALSE(mlbs_bench::evaluate_targets(g).at(0).io_covered) << "kernel 4.5 s covers 4 s of I/O, not its 4.6 s span";
+  mlbs_bench::apply_model(g, /*persistent=*/true);
+  EXPECT_NEAR(g[1].io_span_s, g[1].least_io_s + 0.2, 1e-9) << "a persistent copy may go down after the last read";
 }
 
 // --- repeats and the data path --------------------------------------------------------------

@@ -191,6 +191,8 @@ struct Run {
       r.kernel_s = w.kernel_s;
       r.hash_s = w.hash_s;
       r.read_phase_s = w.read_phase_s;
+      r.lead_compute_s = w.lead_compute_s;
+      r.tail_compute_s = w.tail_compute_s;
       r.copy_s = ms.copy_s;
       r.write_block_s = ms.write_block_s;
       r.read_block_s = ms.read_block_s;

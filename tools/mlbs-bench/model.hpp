@@ -16,9 +16,11 @@
 // The physical bound (docs/benchmarking.md, "The physical bound") asks
 // instead what the hardware allows, whatever any library moves:
 //
-//   physical bound = max(t_kernel + t_copy, least I/O time)
+//   physical bound = max(t_kernel + t_copy, t_lead + least I/O time + t_tail)
 //
-// (t_kernel: the least kernel time of the group's runs, sync's by intent)
+// (t_kernel: the least kernel time of the group's runs, sync's by intent;
+// t_lead, t_tail: the least compute before the first write and after the
+// last read, which no I/O can overlap; io_span_s)
 //
 // where the least I/O time is that of the bytes the DRAM budget cannot hold,
 // written down and read back, split over the file tiers as their capacities
@@ -67,7 +69,9 @@ double model_efficiency(double actual, double expected);
 
 // The physical bound is the library's (src/sim/bound.hpp), shared with the
 // simulator and its tests.
+using mlbs::sim::ComputeEdges;
 using mlbs::sim::Hierarchy;
+using mlbs::sim::io_span_s;
 using mlbs::sim::least_io_s;
 using mlbs::sim::physical_bound_s;
 using mlbs::sim::TierLimit;

@@ -37,8 +37,15 @@ struct RunResult {
   double setup_s = 0;               ///< from the clock's start to the first step: the mode's set-up (inside wall_s)
   double read_phase_s = 0;          ///< micro, rtm: wall time of the read-back phase (inside wall_s)
   double io_s_model = 0;
+  /// Of kernel_s, the compute no I/O can overlap: before the first write, and
+  /// after the last read when every snapshot had been read back (else 0).
+  double lead_compute_s = 0;
+  double tail_compute_s = 0;
   double least_io_s = 0;            ///< physical bound's I/O part: what capacity forces through the tiers
-  double physical_bound_s = 0;      ///< max(least kernel_s of the group + copy_s, least_io_s); 0 without mlbs tiers
+  /// least_io_s after the group's least lead compute and before its least tail
+  /// compute (model::io_span_s): the least time the run's I/O side spans
+  double io_span_s = 0;
+  double physical_bound_s = 0;      ///< max(least kernel_s of the group + copy_s, io_span_s); 0 without mlbs tiers
   /// mlbs with a codec that stored frames: raw / stored bytes on the file
   /// tiers, and the physical bound over the stored bytes at that ratio (0: no codec).
   double codec_ratio = 0;

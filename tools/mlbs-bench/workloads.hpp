@@ -63,6 +63,11 @@ struct WorkloadResult {
   double kernel_s = 0;        ///< all application compute: kernels, staging copies, checksums
   double hash_s = 0;          ///< of which: snapshot checksums (write and verify)
   double read_phase_s = 0;    ///< micro, rtm: wall time of the backward (read-back) phase; 0 otherwise
+  /// Of kernel_s, what no I/O can overlap (the physical bound's edges): the
+  /// compute before the first write, and after the last read when every
+  /// snapshot written had been read back by then (else 0).
+  double lead_compute_s = 0;
+  double tail_compute_s = 0;
   unsigned writes = 0;
   unsigned reads = 0;
   unsigned mismatches = 0;    ///< snapshots read back with wrong bytes

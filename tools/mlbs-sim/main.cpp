@@ -80,14 +80,15 @@ nlohmann::json to_json(const Machine& m, const Result& r) {
           {"compute_s", r.compute_s},       {"copy_s", r.copy_s},
           {"write_blocked_s", r.write_blocked_s}, {"read_blocked_s", r.read_blocked_s},
           {"flush_s", r.flush_s},           {"blocked_share", r.wall_s > 0 ? r.blocked_s() / r.wall_s : 0.0},
-          {"least_io_s", r.least_io_s},     {"physical_bound_s", r.bound_s},
+          {"least_io_s", r.least_io_s},     {"io_span_s", r.io_span_s},
+          {"physical_bound_s", r.bound_s},
           {"wall_over_bound", r.bound_s > 0 ? r.wall_s / r.bound_s : 0.0},
           {"helper_copies", r.helper_copies}, {"tiers", tiers}};
 }
 
 void print(const Result& r) {
-  fmt::print("wall {:.4f} s   physical bound {:.4f} s ({:.3f}x)   compute {:.4f} s   least I/O {:.4f} s\n", r.wall_s,
-             r.bound_s, r.bound_s > 0 ? r.wall_s / r.bound_s : 0.0, r.compute_s, r.least_io_s);
+  fmt::print("wall {:.4f} s   physical bound {:.4f} s ({:.3f}x)   compute {:.4f} s   least I/O {:.4f} s (span {:.4f} s)\n",
+             r.wall_s, r.bound_s, r.bound_s > 0 ? r.wall_s / r.bound_s : 0.0, r.compute_s, r.least_io_s, r.io_span_s);
   fmt::print("blocked {:.4f} s ({:.1f}% of wall): writes {:.4f} s, reads {:.4f} s, flush {:.4f} s\n", r.blocked_s(),
              r.wall_s > 0 ? 100 * r.blocked_s() / r.wall_s : 0.0, r.write_blocked_s, r.read_blocked_s, r.flush_s);
   fmt::print("{:<6} {:>12} {:>12} {:>12} {:>8}\n", "tier", "in", "out", "peak used", "busy");
