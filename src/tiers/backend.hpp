@@ -35,9 +35,11 @@ class ObjectWriter {
   /// As write(), but may return with the bytes still in flight, so that the
   /// caller can work (hash them, read the next bytes from another tier)
   /// while the device does: the caller leaves `data` unchanged until the
-  /// next call of this writer (another write_held() first waits for these
-  /// bytes), its commit() or its destruction. Errors may show only at the
-  /// next call or commit(). By default, write().
+  /// next call of this writer returns, its commit() or its destruction.
+  /// Another write_held() queues its bytes behind these, so the device goes
+  /// on from one to the next without a gap, and returns once these are done
+  /// (tiers::transfer fills a third buffer meanwhile). Errors may show only
+  /// at the next call or commit(). By default, write().
   virtual void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) {
     write(offset, data, bytes);
   }

@@ -92,6 +92,20 @@ TEST(Throttle, AStreamKeepsOneShare) {
   EXPECT_LT(seconds_since(start), 0.375);
 }
 
+// A flow can be waited for until only its last bytes are left: what a held write queued behind the
+// bytes before it waits for, while the device goes on with its own.
+TEST(Throttle, WaitCanLeaveAFlowsLastBytesMoving) {
+  mlbs::tiers::Pacer pacer(32ull << 20);
+  const auto start = Clock::now();
+  const auto flow = pacer.start(4 << 20);              // 125 ms
+  EXPECT_EQ(pacer.start(4 << 20, flow), flow);         // queued behind: 250 ms in all
+  pacer.wait(flow, 4 << 20);
+  EXPECT_GE(seconds_since(start), 0.125 * 0.98);
+  EXPECT_LT(seconds_since(start), 0.25 * 0.9) << "waited for the bytes it was to leave moving";
+  pacer.wait(flow);
+  EXPECT_GE(seconds_since(start), 0.25 * 0.98);
+}
+
 // A held write returns before the capped device would be done (the caller
 // works meanwhile); the next held write, or the commit, waits out the cap.
 TEST(Throttle, HeldWriteIsPacedAtCommit) {

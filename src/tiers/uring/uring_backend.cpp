@@ -120,6 +120,7 @@ class Pipeline {
     std::byte* copy_to = nullptr;  ///< read through the bounce: copy out here when done
     std::size_t skip = 0, copy_len = 0;
     mlbs::detail::Block bounce;
+    std::uint64_t generation = 0;  ///< the call that started it (Pipeline::next_generation)
   };
   struct Failure {
     int err = 0;        ///< errno; 0 = end of file / no progress
@@ -136,6 +137,7 @@ class Pipeline {
     settle();  // a call begins with nothing in flight (and no ring taken)
     fd_ = fd;
     failure_.reset();
+    generation_ = 0;
     free_.clear();
     for (Slot& s : slots_) free_.push_back(&s);
     int err = 0;
@@ -168,7 +170,21 @@ class Pipeline {
     s.offset = offset;
     s.buf = buf;
     s.p = Progress{len, need};
+    s.generation = generation_;
+    ++open_[generation_ & 1];
     prep(s);
+  }
+
+  /// Requests started from now on belong to a new generation (a held write's
+  /// next call, queued behind the last one's); returns the last one's.
+  std::uint64_t next_generation() { return generation_++; }
+
+  /// Waits until every request of generation `g` is done, the ones of the
+  /// generation after it running on; false once a request has failed. Only
+  /// the two latest generations may have requests open.
+  bool wait_generation(std::uint64_t g) {
+    while (open_[g & 1] > 0 && !failure_ && (queued_ > 0 || in_flight_ > 0)) reap_one();
+    return !failure_;
   }
 
   /// Everything submitted has completed. Idempotent; touches no ring when
@@ -176,6 +192,7 @@ class Pipeline {
   void settle() noexcept {
     // A completion may queue its resubmission: loop until both are empty.
     while (queued_ > 0 || in_flight_ > 0) reap_one();
+    open_[0] = open_[1] = 0;  // done, or never seen by the kernel (a failed submit)
     if (owned_) ThreadRings::give(*std::exchange(owned_, nullptr));  // nothing of ours is on it now
   }
 
@@ -254,6 +271,7 @@ class Pipeline {
     }
     if (step.next == Next::finished && s.copy_to) std::memcpy(s.copy_to, s.buf + s.skip, s.copy_len);
     if (step.next == Next::failed) fail({step.err, s.write});
+    --open_[s.generation & 1];
     free_.push_back(&s);
   }
 
@@ -267,6 +285,8 @@ class Pipeline {
   io_uring* ring_ = nullptr;
   int fd_ = -1;
   unsigned queued_ = 0, in_flight_ = 0;
+  std::uint64_t generation_ = 0;
+  unsigned open_[2] = {0, 0};  ///< requests started and not done, by generation parity
   std::optional<Failure> failure_;
 };
 
@@ -355,17 +375,27 @@ class UringWriter final : public ObjectWriter, UringObject {
 
   void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     if (bytes == 0) return;
-    finish_held();
-    if (buffered_fd_ >= 0 || offset != pos_) return write(offset, data, bytes);
-    begin();
+    if (buffered_fd_ >= 0 || offset != pos_) {
+      finish_held();
+      return write(offset, data, bytes);
+    }
+    // Behind the held requests, on their ring: the device goes on from those
+    // to these without waiting for this thread to notice they are done.
+    if (!held_) begin();
+    const std::uint64_t before = pipe_.next_generation();
     try {
       queue(data, bytes);
       pipe_.submit();
+      if (!pipe_.wait_generation(before)) {
+        held_ = false;
+        finish("cannot write", "cannot write", "wrote nothing to");  // throws the failure
+      }
     } catch (...) {
+      held_ = false;
       pipe_.settle();
       throw;
     }
-    held_ = true;  // a failed request shows at the next call or commit()
+    held_ = true;  // a failed request of these shows at the next call or commit()
     end_ = pos_;
   }
 

@@ -7,6 +7,10 @@
 
 namespace mlbs::tiers {
 
+namespace {
+constexpr double kByte = 0.5;  // what rounding may leave of a finished flow
+}  // namespace
+
 Pacer::Flow Pacer::start(std::size_t bytes, Flow onto) {
   std::lock_guard lock(mu_);
   advance(Clock::now());
@@ -19,15 +23,15 @@ Pacer::Flow Pacer::start(std::size_t bytes, Flow onto) {
   return f;
 }
 
-void Pacer::wait(Flow f) {
+void Pacer::wait(Flow f, std::size_t keep) {
   std::unique_lock lock(mu_);
   while (!cancelled_) {
     advance(Clock::now());
     const auto it = moving_.find(f);
-    if (it == moving_.end()) return;
+    if (it == moving_.end() || it->second <= double(keep) + kByte) return;
     // Woken at the prediction; a flow that came since moves it later, so
     // look again rather than trust it.
-    cv_.wait_until(lock, done_at(it->second));
+    cv_.wait_until(lock, done_at(it->second - double(keep)));
   }
 }
 
@@ -45,7 +49,6 @@ void Pacer::advance(Clock::time_point now) {
   at_ = now;
   // Each flow moves at rate / flows until the smallest is done, then the
   // rest share the rate among fewer.
-  constexpr double kByte = 0.5;  // what rounding may leave of a finished flow
   while (dt > 0 && !moving_.empty()) {
     const double share = bytes_per_s_ / double(moving_.size());
     double least = std::numeric_limits<double>::max();
@@ -59,12 +62,12 @@ void Pacer::advance(Clock::time_point now) {
   }
 }
 
-Pacer::Clock::time_point Pacer::done_at(double left) const {
-  // Every flow moves alike until one is done: this one's bytes move along
-  // with min(theirs, its own) of each other flow.
-  double bytes = 0;
-  for (const auto& [f, other] : moving_) bytes += std::min(other, left);
-  return at_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(bytes / bytes_per_s_));
+Pacer::Clock::time_point Pacer::done_at(double bytes) const {
+  // Every flow moves alike until one is done: these bytes move along with
+  // min(theirs, these) of each other flow.
+  double all = 0;
+  for (const auto& [f, other] : moving_) all += std::min(other, bytes);
+  return at_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(all / bytes_per_s_));
 }
 
 namespace {
@@ -81,12 +84,13 @@ class PacedWriter final : public ObjectWriter {
   }
   void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
     // The capped device is still busy with these bytes when the call
-    // returns: the caller's work overlaps it, as on a real slow device. The
-    // bytes held before are done first (ObjectWriter::write_held), so a
-    // caller writing piece after piece keeps the cap's pace, as it would the
-    // device's, rather than run ahead and wait for all of it at commit().
-    pacer_.wait(flow_);
+    // returns: the caller's work overlaps it, as on a real slow device. They
+    // queue behind the bytes held before, so the device goes on from those
+    // to these without a gap, and the call returns once those are done
+    // (ObjectWriter::write_held): a caller writing piece after piece keeps
+    // the cap's pace rather than run ahead and wait for all of it at commit().
     flow_ = pacer_.start(bytes, flow_);
+    pacer_.wait(flow_, bytes);
     inner_->write_held(offset, data, bytes);
   }
   void commit(bool durable) override {

@@ -33,9 +33,9 @@ class Pacer {
   /// Puts `bytes` on the device from now: behind flow `onto`'s own bytes
   /// when it is still moving (one stream, one share), else as a new flow.
   Flow start(std::size_t bytes, Flow onto = 0);
-  /// Blocks the calling helper until flow `f` has moved its bytes, or until
-  /// cancel().
-  void wait(Flow f);
+  /// Blocks the calling helper until flow `f` has moved its bytes but the
+  /// last `keep` (0: all of them), or until cancel().
+  void wait(Flow f, std::size_t keep = 0);
   /// start + wait: a transfer that took no real time.
   void pass(std::size_t bytes) { wait(start(bytes)); }
   /// Pacing stops: waits end now and later ones do not wait (the runtime is giving up).
@@ -44,8 +44,8 @@ class Pacer {
  private:
   /// Moves every flow on to `now`.
   void advance(Clock::time_point now);
-  /// When a flow with `left` bytes would be done if no other came.
-  Clock::time_point done_at(double left) const;
+  /// When a flow would have moved `bytes` more if no other came.
+  Clock::time_point done_at(double bytes) const;
 
   std::mutex mu_;
   std::condition_variable cv_;
