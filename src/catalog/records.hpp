@@ -67,6 +67,11 @@ struct Record {
   /// copy on, while busy; -1 otherwise. Placement counts that copy as made:
   /// the record gives way to the next write as soon as it lands.
   int ahead = -1;
+  /// The file tier a copy ahead made its copy on straight from DRAM; -1
+  /// otherwise. While writes come down and DRAM holds the record, placement
+  /// places it as if that copy were not there (a DRAM-only record, which
+  /// then gets its copy on its target tier before DRAM lets it go).
+  int ahead_from_dram = -1;
   /// A file tier whose copy is only on its way to the target tier: the record
   /// left DRAM there while its target was busy (engine/policies drain_dram,
   /// Purpose::stage); -1 otherwise. Placement places the record as if that

@@ -384,6 +384,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       counters_.retention_bytes += r.size;
     }
     r.copies |= bit(op.dst);
+    if (op.why == policies::Purpose::copy_ahead && op.src == 0) r.ahead_from_dram = op.dst;
     note(r, op.src, op.dst);
     if (op.dst == 0) {
       r.slot = std::move(op.block);

@@ -485,6 +485,7 @@ class Model {
     r.busy = false;
     r.ahead = -1;
     r.copies |= bit(x.dst);
+    if (x.why == pol::Purpose::copy_ahead && x.src == 0) r.ahead_from_dram = x.dst;
     res_.tiers[std::size_t(x.src)].bytes_out += x.src > 0 ? r.file_bytes() : r.size;
     res_.tiers[std::size_t(x.dst)].bytes_in += x.dst > 0 ? r.file_bytes() : r.size;
     if (x.move) drop(r, x.src);

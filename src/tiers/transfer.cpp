@@ -35,9 +35,15 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
   catalog::Checksummer sum;
   if (from.memory && to.writer && !to.memory) {
     // DRAM to a tier: the bytes are hashed while the device writes them (the
-    // caller's commit() waits for the last requests).
-    if (size > 0) to.writer->write_held(0, from.memory, size);
-    if (hash) sum.update(from.memory, size);
+    // caller's commit() waits for the last requests). A copy that may be
+    // stopped goes in pieces, each queued behind the last, checked between.
+    const std::uint64_t piece = stop.flag ? capped(size) : size;
+    for (std::uint64_t off = 0; off < size; off += piece) {
+      check();
+      const std::size_t n = static_cast<std::size_t>(std::min(piece, size - off));
+      to.writer->write_held(off, from.memory + off, n);
+      if (hash) sum.update(from.memory + off, n);
+    }
     return hash ? sum.digest() : 0;
   }
   if (size == 0) return hash ? sum.digest() : 0;  // an empty record's block may be null

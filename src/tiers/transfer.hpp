@@ -38,13 +38,14 @@ struct Sink {
 /// reader or writer does. From memory to a writer the bytes may still be in
 /// flight when it returns (ObjectWriter::write_held, hashed meanwhile): the
 /// memory stays unchanged until the writer's commit() or destruction.
-/// A transfer through `staging` may be stopped (see Stop).
+/// A transfer between two tiers, or from memory to a tier, may be stopped
+/// (see Stop).
 struct Stop;
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash,
                        const Stop& stop);
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash);
 
-/// A transfer through staging that another thread may stop: `flag` is
+/// A transfer that another thread may stop (a copy ahead): `flag` is
 /// checked before each piece, and once set transfer() throws Cancelled (the
 /// caller's uncommitted writer then takes its object back). Pieces are at
 /// most `piece_bytes` (0: half the staging), which bounds what is still in

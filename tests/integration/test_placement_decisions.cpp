@@ -281,6 +281,9 @@ TEST(PlacementDecisions, TheFirstReadStopsTheCopyAheadInFlight) {
   mlbs::Config cfg;
   cfg.tiers = {mlbs::Tier::memory(4 * kBigRec), mlbs::Tier::directory(dir / "fast", 8 * kBigRec),
                mlbs::Tier::directory(dir / "slow")};
+  // DRAM writing nothing behind: the copy ahead is one from the fast tier, through staging (a copy ahead
+  // from DRAM, of a record in one piece here, has nothing left to stop; Transfer.FromMemory... has it).
+  cfg.tiers[0].high_water = cfg.tiers[0].low_water = 1.0;
   cfg.schedule = mlbs::Schedule::lifo();
   cfg.copy_ahead = true;
   cfg.helper_threads = 2;

@@ -409,6 +409,58 @@ TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
   })) << "no write would take their room";
 }
 
+// Copy ahead from DRAM: the first record written, in DRAM only, goes straight to the idle slower tier
+// while DRAM writes behind and keeps room for the next write beside it; not a record to be encoded (its
+// file copies are one frame, made on its way to its target), not without that room.
+TEST(Policies, CopyAheadStartsTheSlowerTierFromDramWithTheFirstRecord) {
+  auto decide = [](auto change) {
+    Scene s(3);
+    s.writing = s.copy_ahead = true;
+    s.tiers[0].write_behind = true;
+    s.tiers[0].free_bytes = kRec;  // the next write's slot
+    s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;  // bounded, empty yet
+    s.tiers[2].free_bytes = 4 * kRec;
+    s.add(bit(0), 1);
+    change(s);
+    Notes notes;
+    return copy_ahead(s.view(), notes);
+  };
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::copy_ahead);
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 2);
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].free_bytes = kRec - 1; })) << "the next write would wait for it";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].write_behind = false; })) << "DRAM does not write behind (its marks)";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[0].expect = kRec / 4; })) << "to be encoded on its way down";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].capacity_bytes = 0; })) << "an unlimited tier gives nothing up";
+  EXPECT_FALSE(decide([](Scene& s) { s.writing = false; })) << "reads have begun";
+}
+
+// A record copied ahead from DRAM gets its copy on its target before DRAM lets it go: drain_dram takes it
+// (from DRAM), and dram_room does not give its slot while that copy is missing; once made, the slot goes.
+TEST(Policies, ARecordCopiedAheadFromDramIsDrainedToItsTargetBeforeItsSlotGoes) {
+  Scene s(3);
+  s.writing = s.copy_ahead = true;
+  s.tiers[0].free_bytes = 0;  // DRAM full
+  s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;
+  Record& r = s.add(bit(0) | bit(2), 1);  // DRAM, and the copy ahead on tier 2
+  Notes notes;
+  EXPECT_FALSE(dram_room(s.view(), kRec, 99)) << "its only file copy is the one made ahead";
+  const auto d = drain_dram(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 1);
+  r.copies |= bit(1);
+  const auto room = dram_room(s.view(), kRec, 99);
+  ASSERT_TRUE(room);
+  EXPECT_EQ(room->size(), 1u);
+  s.writing = false;  // reads began: a record held with a copy below its target is an ordinary one
+  r.copies = bit(0) | bit(2);
+  EXPECT_FALSE(drain_dram(s.view(), notes));
+  EXPECT_TRUE(dram_room(s.view(), kRec, 99));
+}
+
 // Copy ahead comes last: any other decision goes first.
 TEST(Policies, CopyAheadIsTheLastPolicy) {
   Scene s(3);
@@ -474,6 +526,24 @@ TEST(Pass, ACopyAheadInFlightBacksItsRecord) {
   recs[1].copies = bit(1) | bit(2);
   place_records(ranked, limits);
   EXPECT_EQ(recs[1].dir_target, 1);
+}
+
+// While writes come down, a record DRAM holds is placed as if its copy made ahead from DRAM were not there
+// (here on the faster tier, as a newcomer would be); once DRAM has let it go, it is where that copy is.
+TEST(Pass, ACopyAheadFromDramIsNoPlacementChoiceWhileDramHoldsTheRecord) {
+  std::deque<Record> recs(1);
+  std::vector<Record*> ranked = in_order(recs);
+  recs[0].copies = bit(0) | bit(2);
+  recs[0].ahead_from_dram = 2;
+  Limits limits;
+  limits.dram_bytes = 0;
+  limits.file_bytes = {0, kRec, 0};
+  limits.moves_up = false;
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 1);
+  recs[0].copies = bit(2);  // DRAM let it go
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 2);
 }
 
 // A staged copy is no placement choice: its record is placed as if the copy were not there (here on the

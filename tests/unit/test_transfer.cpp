@@ -215,6 +215,35 @@ TEST(Transfer, TierToTierStopsBeforeTheNextPieceOnceCancelled) {
   EXPECT_EQ(src.calls.size(), 2u) << "the piece read while the first was written, then nothing";
 }
 
+// From DRAM, a stoppable transfer (a copy ahead) goes in pieces of Stop::piece_bytes, checked between: once
+// cancelled nothing more is written; not stoppable, the bytes go in one call.
+TEST(Transfer, FromMemoryStopsBeforeTheNextPieceOnceCancelled) {
+  struct CancellingWriter final : Object {
+    std::atomic<bool>* flag = nullptr;
+    void write(std::uint64_t offset, const std::byte* data, std::size_t n) override {
+      Object::write(offset, data, n);
+      flag->store(true);
+    }
+  };
+  const auto bytes = pattern(3 * 4096 + 100);
+  std::atomic<bool> cancel{false};
+  CancellingWriter dst;
+  dst.flag = &cancel;
+  EXPECT_THROW(transfer({bytes.data(), nullptr}, {nullptr, &dst}, bytes.size(), nullptr, false, {&cancel, 4096}),
+               mlbs::tiers::Cancelled);
+  EXPECT_EQ(dst.calls, (std::vector<std::size_t>{4096})) << "one piece, then stopped";
+  Object whole;
+  std::atomic<bool> never{false};
+  const std::uint64_t digest =
+      transfer({bytes.data(), nullptr}, {nullptr, &whole}, bytes.size(), nullptr, true, {&never, 4096});
+  EXPECT_EQ(whole.bytes, bytes);
+  EXPECT_EQ(whole.calls, (std::vector<std::size_t>{4096, 4096, 4096, 100}));
+  EXPECT_EQ(digest, mlbs::catalog::checksum(bytes.data(), bytes.size())) << "hashed piece by piece, the same";
+  Object once;
+  transfer({bytes.data(), nullptr}, {nullptr, &once}, bytes.size(), nullptr, false);
+  EXPECT_EQ(once.calls, (std::vector<std::size_t>{bytes.size()}));
+}
+
 // A stoppable transfer's pieces are at most Stop::piece_bytes (whole blocks), so little is in flight when
 // it is stopped: between two tiers the ramp stops there instead of at half the staging.
 TEST(Transfer, StoppablePiecesAreCapped) {

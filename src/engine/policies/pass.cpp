@@ -66,9 +66,13 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     for (; next_coming < n_coming && coming.ranks[next_coming] <= r->rank; ++next_coming) items.push_back(to_come);
     at[i] = items.size();
     if (r->staged > 0 && !r->busy && !(r->copies & catalog::bit(r->staged))) r->staged = -1;  // moved on
-    int have = -1;  // its fastest file copy, a staged one aside (it is on its way down)
+    // Its fastest file copy, a staged one aside (it is on its way down), and
+    // one made ahead from DRAM while writes come down and DRAM holds it.
+    const bool held = r->copies & bit(0);
+    const int ahead = held && !limits.moves_up ? r->ahead_from_dram : -1;
+    int have = -1;
     for (int t = 1; t <= last && have < 0; ++t)
-      if ((r->copies & catalog::bit(t)) && t != r->staged) have = t;
+      if ((r->copies & catalog::bit(t)) && t != r->staged && t != ahead) have = t;
     const bool spent = r->rank >= kNoNextUse;
     // Persistent: every record has its durable copy on the last tier, which
     // placement did not choose: one with no copy above it is placed afresh,
@@ -82,7 +86,6 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     // A DRAM-only record a helper copies is on its way to the tier placement
     // chose last (or, staged, to a faster one: placement ignores staging).
     const int arriving = r->busy && r->copies == bit(0) && r->staged < 0 ? r->dir_target : -1;
-    const bool held = r->copies & bit(0);
     items.push_back(
         {r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent, arriving, held});
   }

@@ -71,11 +71,17 @@ std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, s
   // Copies at their target tier go first; then those still to be copied
   // there from DRAM (drain_dram's durable records), which would be filled
   // from a slower tier later instead.
+  // Never one whose only file copy is a copy ahead below its target
+  // (copy_ahead() from DRAM): drain_dram() gives it its target copy first.
   const auto settled = [](const Record& r) { return r.dir_target < 0 || (r.copies & bit(r.dir_target)); };
+  const auto only_ahead = [&v](const Record& r) {
+    return v.copy_ahead && v.writing && r.dir_target > 0 && !(r.copies & ~bit(0) & (bit(r.dir_target + 1) - 1));
+  };
   for (const bool any : {false, true})
     for (std::size_t i = v.ranked.size(); i-- > 0 && !dram_fits(bytes, free);) {
       const Record& r = *v.ranked[i];
       if (i == except || !idle(r) || r.pins || (r.want_mem && wishes == Wishes::keep) || settled(r) == any) continue;
+      if (any && only_ahead(r)) continue;
       if ((r.copies & bit(0)) && (r.copies & ~bit(0))) {
         drops.push_back({i, 0});
         free += r.slot ? r.slot.capacity() : detail::round_up_block(r.size);  // no slot: a model's record (sim/)
@@ -123,9 +129,11 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes) {
     const Record& r = *v.ranked[i];
     if (!idle(r) || r.want_mem || !(r.copies & bit(0)) || r.dir_target < 0) continue;
     int dst = r.dir_target;
+    // Besides DRAM, only the copy ahead copy_ahead() made from it below its target.
+    const bool only_ahead = v.copy_ahead && v.writing && (r.copies & ~bit(0) & (bit(dst + 1) - 1)) == 0;
     if (r.copies == bit(0)) {
       if (needs_persist(v, r)) dst = v.last();
-    } else if (!v.persistent || r.copies != (bit(0) | bit(v.last())) || dst >= v.last()) {
+    } else if (v.persistent ? r.copies != (bit(0) | bit(v.last())) || dst >= v.last() : !only_ahead) {
       continue;
     }
     if (const int via = stage_tier(v, r, dst); via > 0) return copy(Purpose::stage, i, 0, via, {});
@@ -268,21 +276,32 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     const int t = r.dir_target;
-    // Not while DRAM has it too: a busy record's slot cannot be given to a writer.
-    if (!idle(r) || r.error || t <= 0 || t >= v.last() || (r.copies & bit(0)) || !(r.copies & bit(t))) continue;
+    if (!idle(r) || r.error || t <= 0 || t >= v.last()) continue;
+    // From DRAM while that is the record's only copy, not to be encoded (a
+    // record's file copies are one frame, made on its way to its target),
+    // DRAM writes behind (Tier's marks) and keeps room for the next write
+    // beside it: the slower
+    // tier starts with the first record written, not once the tier above has
+    // it and DRAM has let it go (60-70 ms into the demo's run); drain_dram
+    // still gives the record its copy on tier t. Else from tier t, and not
+    // while DRAM has the record too: a busy record's slot cannot be given to
+    // a writer.
+    const bool from_dram = r.copies == bit(0) && !r.expect && v.tiers[0].write_behind &&
+                           v.tiers[0].free_bytes >= newest->plan_bytes();
+    if (!from_dram && ((r.copies & bit(0)) || !(r.copies & bit(t)))) continue;
     if (r.copies & ~(bit(t + 1) - 1)) continue;  // backed already
-    if (r.file_bytes() >= 2 * newest->plan_bytes()) continue;  // no write would take its room
+    if (r.plan_bytes() >= 2 * newest->plan_bytes()) continue;  // no write would take its room
     // Only below a bounded tier (an unlimited one never gives a record up),
     // from its first record on: the slower tier is often the bottleneck, and
     // every moment it idles while writes come down is lost to the run. The
     // price, when the run fits after all, is traffic on an idle tier
     // (Config::copy_ahead = false spares it).
     const TierView& above = v.tiers[t];
-    if (!above.capacity_bytes || above.free_bytes >= above.capacity_bytes) continue;
+    if (!above.capacity_bytes || (!from_dram && above.free_bytes >= above.capacity_bytes)) continue;
     const int below = t + 1;
     const TierView& tv = v.tiers[below];
-    if (tv.copies_in_flight || tv.full_latched || tv.free_bytes < r.file_bytes() || (r.avoid & bit(below))) continue;
-    return copy(Purpose::copy_ahead, i, t, below, {});
+    if (tv.copies_in_flight || tv.full_latched || tv.free_bytes < r.plan_bytes() || (r.avoid & bit(below))) continue;
+    return copy(Purpose::copy_ahead, i, from_dram ? 0 : t, below, {});
   }
   return std::nullopt;
 }
