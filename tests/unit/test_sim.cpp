@@ -276,7 +276,7 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.038,
+// the policies measured when last changed (docs/simulator.md: median 1.037,
 // p90 1.318, max 1.98); the target of 1.05x at every point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepStats st = sweep();
