@@ -53,6 +53,18 @@ struct Scene {
 
 std::vector<Drop> drops(std::initializer_list<Drop> d) { return d; }
 
+/// One test's variations of a scene: decide(change) is `policy`'s decision on the scene `base()` builds,
+/// after `change` alters it.
+template <class Policy, class Base>
+auto decider(Policy policy, Base base) {
+  return [=](auto change) {
+    Scene s = base();
+    change(s);
+    Notes notes;
+    return policy(s.view(), notes);
+  };
+}
+
 /// `recs` as ranked records in their order: ids 0.., generations 1.., one slot's size each.
 std::vector<Record*> in_order(std::deque<Record>& recs) {
   std::vector<Record*> ranked;
@@ -311,17 +323,15 @@ TEST(Policies, FileTierMovesDropStraysAndMoveDown) {
 // Staging: while a write waits for a slot, a record leaving DRAM for a busy tier goes to the fastest tier above it
 // with free room (nothing evicted); not when its target is idle, in persistent mode, or with no room above.
 TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
-  auto decide = [](auto change) {
+  const auto decide = decider(drain_dram, [] {
     Scene s(4);
     s.writing = s.write_waits = true;
     s.tiers[1].free_bytes = 0;  // full
     s.tiers[2].free_bytes = kRec;
     s.tiers[3].copies_in_flight = 1;
     s.add(bit(0), 3);
-    change(s);
-    Notes notes;
-    return drain_dram(s.view(), notes);
-  };
+    return s;
+  });
   const auto d = decide([](Scene&) {});
   ASSERT_TRUE(d);
   EXPECT_EQ(d->purpose, Purpose::stage);
@@ -370,17 +380,15 @@ TEST(Policies, AStagedCopyMovesOnAndGivesUpItsSlot) {
 // of a bounded tier above it (from that tier, not from DRAM); nothing otherwise.
 TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
   // Two records on tier 1 (half full), nothing in flight; `change` alters the scene first.
-  auto decide = [](auto change) {
+  const auto decide = decider(copy_ahead, [] {
     Scene s(3);
     s.writing = s.copy_ahead = true;
     s.tiers[1].capacity_bytes = 4 * kRec;
     s.tiers[1].free_bytes = 2 * kRec;
     s.add(bit(1), 1);
     s.add(bit(1), 1);
-    change(s);
-    Notes notes;
-    return copy_ahead(s.view(), notes);
-  };
+    return s;
+  });
   const auto d = decide([](Scene&) {});
   ASSERT_TRUE(d);
   EXPECT_EQ(d->purpose, Purpose::copy_ahead);
@@ -413,7 +421,7 @@ TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
 // while DRAM writes behind and keeps room for the next write beside it; not a record to be encoded (its
 // file copies are one frame, made on its way to its target), not without that room.
 TEST(Policies, CopyAheadStartsTheSlowerTierFromDramWithTheFirstRecord) {
-  auto decide = [](auto change) {
+  const auto decide = decider(copy_ahead, [] {
     Scene s(3);
     s.writing = s.copy_ahead = true;
     s.tiers[0].write_behind = true;
@@ -421,10 +429,8 @@ TEST(Policies, CopyAheadStartsTheSlowerTierFromDramWithTheFirstRecord) {
     s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;  // bounded, empty yet
     s.tiers[2].free_bytes = 4 * kRec;
     s.add(bit(0), 1);
-    change(s);
-    Notes notes;
-    return copy_ahead(s.view(), notes);
-  };
+    return s;
+  });
   const auto d = decide([](Scene&) {});
   ASSERT_TRUE(d);
   EXPECT_EQ(d->purpose, Purpose::copy_ahead);
