@@ -42,6 +42,14 @@ bool dram_fits(std::uint64_t bytes, std::uint64_t free) {
 
 bool idle(const Record& r) { return !r.busy && !r.retired; }
 
+/// DRAM holds the record, and its only file copy is one copy_ahead() made
+/// from DRAM below its target while writes come down (scratch, LIFO without
+/// a count): it is to get its target copy before its slot goes.
+bool ahead_of_its_target(const View& v, const Record& r) {
+  return v.copy_ahead && v.writing && (r.copies & bit(0)) && r.dir_target > 0 &&
+         !(r.copies & ~bit(0) & (bit(r.dir_target + 1) - 1));
+}
+
 Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> drops) {
   return Decision{why, i, src, dst, std::move(drops)};
 }
@@ -71,17 +79,14 @@ std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, s
   // Copies at their target tier go first; then those still to be copied
   // there from DRAM (drain_dram's durable records), which would be filled
   // from a slower tier later instead.
-  // Never one whose only file copy is a copy ahead below its target
-  // (copy_ahead() from DRAM): drain_dram() gives it its target copy first.
+  // Never one whose only file copy is a copy ahead below its target:
+  // drain_dram() gives it its target copy first.
   const auto settled = [](const Record& r) { return r.dir_target < 0 || (r.copies & bit(r.dir_target)); };
-  const auto only_ahead = [&v](const Record& r) {
-    return v.copy_ahead && v.writing && r.dir_target > 0 && !(r.copies & ~bit(0) & (bit(r.dir_target + 1) - 1));
-  };
   for (const bool any : {false, true})
     for (std::size_t i = v.ranked.size(); i-- > 0 && !dram_fits(bytes, free);) {
       const Record& r = *v.ranked[i];
       if (i == except || !idle(r) || r.pins || (r.want_mem && wishes == Wishes::keep) || settled(r) == any) continue;
-      if (any && only_ahead(r)) continue;
+      if (ahead_of_its_target(v, r)) continue;
       if ((r.copies & bit(0)) && (r.copies & ~bit(0))) {
         drops.push_back({i, 0});
         free += r.slot ? r.slot.capacity() : detail::round_up_block(r.size);  // no slot: a model's record (sim/)
@@ -129,11 +134,9 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes) {
     const Record& r = *v.ranked[i];
     if (!idle(r) || r.want_mem || !(r.copies & bit(0)) || r.dir_target < 0) continue;
     int dst = r.dir_target;
-    // Besides DRAM, only the copy ahead copy_ahead() made from it below its target.
-    const bool only_ahead = v.copy_ahead && v.writing && (r.copies & ~bit(0) & (bit(dst + 1) - 1)) == 0;
     if (r.copies == bit(0)) {
       if (needs_persist(v, r)) dst = v.last();
-    } else if (v.persistent ? r.copies != (bit(0) | bit(v.last())) || dst >= v.last() : !only_ahead) {
+    } else if (v.persistent ? r.copies != (bit(0) | bit(v.last())) || dst >= v.last() : !ahead_of_its_target(v, r)) {
       continue;
     }
     if (const int via = stage_tier(v, r, dst); via > 0) return copy(Purpose::stage, i, 0, via, {});
@@ -280,12 +283,11 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     // From DRAM while that is the record's only copy, not to be encoded (a
     // record's file copies are one frame, made on its way to its target),
     // DRAM writes behind (Tier's marks) and keeps room for the next write
-    // beside it: the slower
-    // tier starts with the first record written, not once the tier above has
-    // it and DRAM has let it go (60-70 ms into the demo's run); drain_dram
-    // still gives the record its copy on tier t. Else from tier t, and not
-    // while DRAM has the record too: a busy record's slot cannot be given to
-    // a writer.
+    // beside it: the slower tier starts with the first record written, not
+    // once the tier above has it and DRAM has let it go (60-70 ms into the
+    // demo's run); drain_dram() still gives the record its copy on tier t.
+    // Else from tier t, and not while DRAM has the record too: a busy
+    // record's slot cannot be given to a writer.
     const bool from_dram = r.copies == bit(0) && !r.expect && v.tiers[0].write_behind &&
                            v.tiers[0].free_bytes >= newest->plan_bytes();
     if (!from_dram && ((r.copies & bit(0)) || !(r.copies & bit(t)))) continue;

@@ -386,10 +386,7 @@ class UringWriter final : public ObjectWriter, UringObject {
     try {
       queue(data, bytes);
       pipe_.submit();
-      if (!pipe_.wait_generation(before)) {
-        held_ = false;
-        finish("cannot write", "cannot write", "wrote nothing to");  // throws the failure
-      }
+      if (!pipe_.wait_generation(before)) finish("cannot write", "cannot write", "wrote nothing to");  // throws
     } catch (...) {
       held_ = false;
       pipe_.settle();
