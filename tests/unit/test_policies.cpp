@@ -552,6 +552,32 @@ TEST(Pass, ACopyAheadFromDramIsNoPlacementChoiceWhileDramHoldsTheRecord) {
   EXPECT_EQ(recs[0].dir_target, 2);
 }
 
+// While writes come down, a slot that a copy ahead reads from is taken for as long as the slower tier needs:
+// no room to plan with. The record DRAM would keep beside it leaves now, so that the next write does not
+// wait for the slower tier; once the copy has landed, DRAM keeps it again.
+TEST(Pass, ASlotACopyAheadReadsFromIsNoRoomToPlanWith) {
+  std::deque<Record> recs(2);
+  std::vector<Record*> ranked = in_order(recs);
+  recs[0].copies = bit(0);  // the newest
+  recs[1].copies = bit(0);  // the oldest, its copy ahead from DRAM to tier 2 under way
+  recs[1].busy = true;
+  recs[1].ahead = 2;
+  Limits limits;
+  limits.dram_bytes = kRec;  // two slots, one kept for the next write
+  limits.file_bytes = {0, 4 * kRec, 0};
+  limits.moves_up = false;
+  place_records(ranked, limits);
+  EXPECT_FALSE(recs[0].want_mem);
+  EXPECT_EQ(recs[0].dir_target, 1);
+  recs[1].busy = false;  // the copy landed
+  recs[1].ahead = -1;
+  recs[1].copies = bit(0) | bit(2);
+  recs[1].ahead_from_dram = 2;
+  place_records(ranked, limits);
+  EXPECT_TRUE(recs[0].want_mem);
+  EXPECT_FALSE(recs[1].want_mem);
+}
+
 // A staged copy is no placement choice: its record is placed as if the copy were not there (here on the
 // slower tier, the faster one's room going to the sooner record), and the mark goes once the copy has.
 TEST(Pass, AStagedCopyIsPlacedAsIfItWereNotThere) {

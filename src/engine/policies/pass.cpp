@@ -61,6 +61,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   items.reserve(n_coming + ranked.size());
   std::vector<std::size_t> at(ranked.size());  // ranked[i]'s item
   std::size_t next_coming = 0;
+  std::uint64_t dram_bytes = limits.dram_bytes;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     catalog::Record* r = ranked[i];
     for (; next_coming < n_coming && coming.ranks[next_coming] <= r->rank; ++next_coming) items.push_back(to_come);
@@ -86,12 +87,20 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     // A DRAM-only record a helper copies is on its way to the tier placement
     // chose last (or, staged, to a faster one: placement ignores staging).
     const int arriving = r->busy && r->copies == bit(0) && r->staged < 0 ? r->dir_target : -1;
+    // A slot a copy ahead reads from stays taken until the copy ends, for
+    // as long as the slower tier takes (copy_ahead() from DRAM while writes
+    // come down): no room to plan with. Placed in DRAM at no cost, so the
+    // next write's slot comes from another record, which leaves now rather
+    // than when the write waits (it would wait for the slower tier).
+    const bool pinned = !limits.moves_up && r->busy && r->ahead > 0 && r->copies == bit(0);
+    const std::uint64_t footprint = dram_footprint(*r);
+    if (pinned) dram_bytes -= std::min(dram_bytes, footprint);
     items.push_back(
-        {r->plan_bytes(), dram_footprint(*r), r->avoid, have, r->for_readers, backing, spent, arriving, held});
+        {r->plan_bytes(), pinned ? 0 : footprint, r->avoid, have, r->for_readers, backing, spent, arriving, held});
   }
   items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
   static const std::vector<double> kNoRates;  // persistent: no spreading
-  const Placement p = place(items, limits.dram_bytes, limits.file_bytes, limits.moves_up,
+  const Placement p = place(items, dram_bytes, limits.file_bytes, limits.moves_up,
                             limits.persistent ? kNoRates : limits.file_rates);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
