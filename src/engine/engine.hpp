@@ -195,9 +195,10 @@ class Engine {
   static tiers::StoredRecord stored_of(const Record& r) noexcept {
     return {r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum};
   }
-  /// Per-helper staging buffers, allocated by the constructor (an allocation
-  /// failure is the constructor's error, not a helper's).
-  std::vector<detail::Block> staging_;  ///< per helper, allocated by the helper itself
+  /// Per helper: staging for copies between file tiers, from the memory
+  /// tier's scratch (pre-faulted after its slots) by the constructor, so an
+  /// allocation failure is the constructor's error, not a helper's.
+  std::vector<detail::Block> staging_;
   std::vector<detail::Block> frames_;  ///< per helper: codec frames, allocated on first use
   /// Per helper: stop the copy it runs (read without the lock by transfer()).
   std::unique_ptr<std::atomic<bool>[]> cancel_;

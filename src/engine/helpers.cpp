@@ -168,9 +168,8 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   const bool new_frame = framed && op.src == 0;
   const bool hash = verify || new_frame || (first && !op.computed_checksum);
   // Staging for copies between two file tiers: memory use stays bounded by
-  // helper_threads * io_chunk_bytes whatever the record size. Made on first
-  // use, on the helper (first touch is slow on some machines: not in the
-  // Runtime's constructor, on the application's path).
+  // helper_threads * io_chunk_bytes whatever the record size. The
+  // constructor gave each helper its own (Engine::Engine).
   if (!from && !staging) staging = detail::Block::allocate(cfg_.io_chunk_bytes);
   // Only a copy ahead is ever stopped (stop_copies_ahead()); its pieces are
   // small, so that little is still in flight on the slower tier once it is.

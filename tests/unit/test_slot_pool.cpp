@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include "tiers/memory/slot_pool.hpp"
 #include "mlbs/detail/block.hpp"
@@ -265,6 +266,36 @@ TEST(SlotPool, PrefaultingRunsAtIdlePriority) {
   // Until seen or populated (bounded: a thread that ran out of memory stops short).
   for (int scan = 0; scan < 100000 && !seen && pool.prefaulted_bytes() < kBytes; ++scan) seen = some_thread_idle();
   EXPECT_TRUE(seen) << "no SCHED_IDLE thread while the pool pre-faulted";
+}
+
+/// Pages of [data, data + bytes) resident in memory (mincore).
+std::size_t resident_pages(const std::byte* data, std::size_t bytes) {
+  std::vector<unsigned char> vec((bytes + kPage - 1) / kPage);
+  if (::mincore(const_cast<std::byte*>(data), bytes, vec.data()) != 0) return 0;
+  return static_cast<std::size_t>(std::count_if(vec.begin(), vec.end(), [](unsigned char v) { return v & 1; }));
+}
+
+// Scratch beside the budget (helpers' staging) is populated by the pre-fault thread after the arena, keeps
+// what was written into it, counts nothing against the budget and outlives the pool; asked for once
+// pre-faulting has started, it comes populated.
+TEST(SlotPool, ScratchIsPopulatedAfterTheArena) {
+  constexpr std::size_t kScratch = 64u << 20;  // a fresh mapping of its own: untouched until populated
+  Block early, late;
+  {
+    SlotPool pool(kPage, false);
+    early = pool.scratch(kScratch);
+    ASSERT_GE(early.capacity(), kScratch);
+    EXPECT_EQ(pool.used_bytes(), 0u);
+    std::memset(early.data(), 0x6b, kPage);
+    pool.start_prefault();
+    pool.wait_prefaulted();
+    EXPECT_EQ(resident_pages(early.data(), kScratch), kScratch / kPage);
+    EXPECT_EQ(early.data()[kPage - 1], std::byte{0x6b});
+    late = pool.scratch(kScratch);
+    EXPECT_EQ(resident_pages(late.data(), kScratch), kScratch / kPage);
+  }
+  std::memset(early.data(), 0x1e, early.capacity());  // still mapped: the block holds its memory
+  EXPECT_EQ(early.data()[early.capacity() - 1], std::byte{0x1e});
 }
 
 // An empty budget has nothing to pre-fault: waiting for it returns at once.

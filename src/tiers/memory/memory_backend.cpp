@@ -11,6 +11,11 @@ MemoryBackend::MemoryBackend(int index, Tier desc) : Backend(index, desc), pool_
 // other call reads, and its first step may take a while.
 void MemoryBackend::start_prefault() { pool_.start_prefault(); }
 
+detail::Block MemoryBackend::scratch(std::size_t bytes) {
+  std::lock_guard lock(mu_);
+  return pool_.scratch(bytes);
+}
+
 std::uint64_t MemoryBackend::free_bytes() const {
   std::lock_guard lock(mu_);
   return pool_.free_bytes();

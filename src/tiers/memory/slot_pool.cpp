@@ -43,7 +43,33 @@ constexpr std::size_t kPrefaultStep = 2u << 20;
 #define MLBS_PREFAULT_BY_MADVISE 0
 #endif
 
+/// Populates [base, base + len) for writing without changing a byte of it,
+/// so it is safe while the memory is in use: a locked OR of zero into one
+/// byte of each page, which a concurrent copy's store lands before or after
+/// whole. Not MADV_POPULATE_WRITE: it holds the memory-map lock for each
+/// step (a huge page's first touch, 5-20 ms in a VM), and every mmap() of
+/// the application's set-up waited behind it, while a fault takes only its
+/// area's lock (Linux 6.4+). ThreadSanitizer builds use the madvise, which
+/// it can see is no race. False when that kernel call is missing (< 5.14).
+bool populate(std::byte* base, std::size_t len) {
+#if MLBS_PREFAULT_BY_MADVISE
+  return ::madvise(base, len, MADV_POPULATE_WRITE) == 0;
+#else
+  for (std::size_t page = 0; page < len; page += detail::kBlockAlign)
+    __atomic_fetch_or(reinterpret_cast<unsigned char*>(base + page), 0, __ATOMIC_RELAXED);
+  return true;
+#endif
+}
+
 }  // namespace
+
+/// Memory beside the budget (SlotPool::scratch()): its blocks are views of
+/// it, and it is freed with its last owner, the block's or the arena's.
+struct SlotPool::Scratch : detail::ExtentHome {
+  Block memory;
+  explicit Scratch(std::size_t bytes) : memory(Block::allocate_untouched(bytes)) {}
+  void give_back(std::byte*, std::size_t) noexcept override {}
+};
 
 /// The slots' memory and its free extents. Extents may come home from any
 /// thread (a Store destroyed while holding one), hence its own mutex.
@@ -55,6 +81,8 @@ struct SlotPool::Arena : detail::ExtentHome {
   std::atomic<std::size_t> faulted{0};  ///< [0, faulted) is populated
   std::atomic<bool> prefault_over{false};  ///< pre-faulting ended (done, stopped or given up)
   std::atomic<bool> stop_prefault{false};  ///< the pool is gone: stop after the current step
+  /// Populated after the arena; fixed before the pre-fault thread starts.
+  std::vector<std::shared_ptr<Scratch>> scratch;
   std::mutex mu;
   std::map<std::size_t, std::size_t> by_offset;          // offset -> length
   std::multimap<std::size_t, std::size_t> by_length;     // length -> offset
@@ -76,25 +104,21 @@ struct SlotPool::Arena : detail::ExtentHome {
     insert(0, n);
   }
 
-  /// Populates the next step for writing without changing a byte of it, so
-  /// it is safe while slots there are in use: a locked OR of zero into one
-  /// byte of each page, which a concurrent copy's store lands before or after
-  /// whole. Not MADV_POPULATE_WRITE: it holds the memory-map lock for each
-  /// step (a huge page's first touch, 5-20 ms in a VM), and every mmap() of
-  /// the application's set-up waited behind it, while a fault takes only its
-  /// area's lock (Linux 6.4+). ThreadSanitizer builds use the madvise, which
-  /// it can see is no race. False when that kernel call is missing (< 5.14).
+  /// Populates the next step (populate(): safe while slots there are in use).
   bool populate_next() {
     const std::size_t off = faulted.load(std::memory_order_relaxed);
     const std::size_t len = std::min(kPrefaultStep, bytes - off);
-#if MLBS_PREFAULT_BY_MADVISE
-    if (::madvise(base + off, len, MADV_POPULATE_WRITE) != 0) return false;
-#else
-    for (std::size_t page = 0; page < len; page += detail::kBlockAlign)
-      __atomic_fetch_or(reinterpret_cast<unsigned char*>(base + off + page), 0, __ATOMIC_RELAXED);
-#endif
+    if (!populate(base + off, len)) return false;
     faulted.store(off + len, std::memory_order_release);
     return true;
+  }
+  /// Then the scratch blocks, a step at a time.
+  void populate_scratch() {
+    for (const auto& s : scratch)
+      for (std::size_t off = 0; off < s->memory.capacity(); off += kPrefaultStep) {
+        if (stop_prefault.load(std::memory_order_relaxed)) return;
+        if (!populate(s->memory.data() + off, std::min(kPrefaultStep, s->memory.capacity() - off))) return;
+      }
   }
   /// The old way, for kernels without MADV_POPULATE_WRITE: touch every page
   /// now, before any slot is handed out.
@@ -210,11 +234,21 @@ void SlotPool::start_prefault() {
   std::thread([arena = arena_] {
     sched_param idle{};
     (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
-    while (!arena->stop_prefault.load(std::memory_order_relaxed) &&
+    bool ok = true;
+    while (ok && !arena->stop_prefault.load(std::memory_order_relaxed) &&
            arena->faulted.load(std::memory_order_relaxed) < arena->bytes)
-      if (!arena->populate_next()) break;  // out of memory: first use faults pages in instead
+      ok = arena->populate_next();  // false: out of memory; first use faults pages in instead
+    if (ok) arena->populate_scratch();
     arena->end_prefault();
   }).detach();
+}
+
+Block SlotPool::scratch(std::size_t bytes) {
+  if (prefault_started_ || arena_->bytes == 0 || bytes == 0) return Block::allocate(bytes);
+  auto s = std::make_shared<Scratch>(bytes);
+  Block view(s->memory.data(), s->memory.capacity(), s);
+  arena_->scratch.push_back(std::move(s));
+  return view;
 }
 
 SlotPool::~SlotPool() { arena_->stop_prefault.store(true, std::memory_order_relaxed); }

@@ -56,6 +56,11 @@ class SlotPool {
   std::uint64_t fallback_allocations() const noexcept { return fallbacks_; }
   /// Bytes of the arena populated so far (all of it once pre-faulting is done).
   std::uint64_t prefaulted_bytes() const noexcept;
+  /// A block of `bytes` beside the budget (helpers' staging for copies
+  /// between file tiers), populated by the pre-fault thread after the arena,
+  /// so that no copy on a slower tier's path pays its first touch. Asked for
+  /// once pre-faulting has started, it is touched now instead.
+  detail::Block scratch(std::size_t bytes);
   /// Starts populating the arena in a background thread (once). Each step
   /// holds the process's memory-map lock for a huge page's first touch
   /// (milliseconds on some VMs), which stalls every mmap meanwhile: a
@@ -66,6 +71,7 @@ class SlotPool {
 
  private:
   struct Arena;
+  struct Scratch;
   std::uint64_t capacity_;
   std::uint64_t used_ = 0;
   std::uint64_t fallbacks_ = 0;
