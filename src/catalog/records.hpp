@@ -72,6 +72,10 @@ struct Record {
   /// places it as if that copy were not there (a DRAM-only record, which
   /// then gets its copy on its target tier before DRAM lets it go).
   int ahead_from_dram = -1;
+  /// A copy ahead of it failed (its source read back bad, or the slower
+  /// tier refused it): it gets no other, which would fail the same way, as
+  /// often as its source is made again from DRAM.
+  bool ahead_failed = false;
   /// A file tier whose copy is only on its way to the target tier: the record
   /// left DRAM there while its target was busy (engine/policies drain_dram,
   /// Purpose::stage); -1 otherwise. Placement places the record as if that

@@ -322,6 +322,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       return;
     } catch (...) {
     }
+    if (op.why == policies::Purpose::copy_ahead) r.ahead_failed = true;
     int code = 0;
     bool source_failed = false;  // the copy we read from is bad, not the tier we wrote to
     try {

@@ -53,11 +53,14 @@ class ObjectReader {
   virtual void read(std::uint64_t offset, std::byte* data, std::size_t bytes) = 0;
   /// As read(), but may return with the bytes still arriving, so that the
   /// caller can work (write the bytes read before to another tier) while the
-  /// device reads: they are in `data` once wait_held() returns, and the
-  /// caller touches neither `data` nor the reader's other calls until then.
-  /// Errors may show only at wait_held(). By default, read().
+  /// device reads. Another read_held() queues its bytes behind these, so the
+  /// device goes on from one to the next without a gap, and returns once
+  /// these are in `data` (tiers::transfer fills one buffer while the device
+  /// reads into the next); wait_held() returns once all are. The caller
+  /// does not touch a buffer before its bytes are in. Errors may show only
+  /// at the next call or wait_held(). By default, read().
   virtual void read_held(std::uint64_t offset, std::byte* data, std::size_t bytes) { read(offset, data, bytes); }
-  /// Waits for the bytes of the last read_held(); throws its error.
+  /// Waits for the bytes of every read_held(); throws the first error.
   virtual void wait_held() {}
 };
 

@@ -49,38 +49,46 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
   if (size == 0) return hash ? sum.digest() : 0;  // an empty record's block may be null
   if (from.reader && to.writer && !to.memory && staging->capacity() >= kPieces * detail::kBlockAlign) {
     // Between two tiers: three pieces of the staging, so that neither device
-    // waits for the other. While piece k is written (write_held), piece k+1
-    // is read (read_held) into the third buffer, free since the write of k-2
-    // (waited for by the write_held of k-1). A read that stalls then stalls
-    // no write, and a write that stalls no read: the slower device, often
-    // the bottleneck, keeps a request queued from the first piece to the
-    // last. The pieces start small and double, so that the writer waits
-    // only for the first, short read, and end halving down again, so that
-    // the last write, which no read overlaps, is short too (a whole piece on
-    // the faster tier would add its time to every copy up from the
-    // bottleneck).
+    // waits for the other or for this thread. While piece k is written
+    // (write_held), piece k+1 is read; the read of k+2 queues behind it
+    // (read_held) into the third buffer, free once the write of k-1 is done
+    // (write_held of k returns then). Both devices keep a request queued from
+    // the first piece to the last, whichever is slower (often the
+    // bottleneck): no gap for this thread's wake-up between two pieces. The
+    // pieces start small and double, so that the writer waits only for the
+    // first, short read, and end halving down again, so that the last write,
+    // which no read overlaps, is short too (a whole piece on the faster tier
+    // would add its time to every copy up from the bottleneck).
     const std::uint64_t most = capped(staging->capacity() / kPieces / detail::kBlockAlign * detail::kBlockAlign);
     std::byte* const buf[kPieces] = {staging->data(), staging->data() + most, staging->data() + 2 * most};
     const std::uint64_t first =
         std::max<std::uint64_t>(detail::kBlockAlign, most / kRampSteps / detail::kBlockAlign * detail::kBlockAlign);
-    std::uint64_t chunk = first;
-    std::size_t n = static_cast<std::size_t>(std::min(chunk, size));
-    from.reader->read_held(0, buf[0], n);
-    for (std::uint64_t off = 0, k = 0; off < size; ++k) {
-      from.reader->wait_held();
-      std::byte* cur = buf[k % kPieces];
-      const std::uint64_t next = off + n;
-      chunk = std::min(most, 2 * chunk);
-      const std::uint64_t left = size - std::min(size, next);
+    std::uint64_t at[kPieces] = {}, len[kPieces] = {};  // each buffer's piece
+    std::uint64_t read_to = 0, chunk = 0, issued = 0;
+    // Queues the read of the next piece into buffer issued % kPieces; false once all are read.
+    const auto read_next = [&] {
+      const std::uint64_t left = size - read_to;
+      if (left == 0) return false;
+      chunk = chunk ? std::min(most, 2 * chunk) : first;
       const std::uint64_t down =
           std::max(first, (left / 2 + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign);
-      const std::size_t m = static_cast<std::size_t>(std::min({chunk, left, down}));
+      const std::uint64_t n = read_to ? std::min({chunk, left, down}) : std::min(chunk, left);
+      const std::uint64_t b = issued++ % kPieces;
+      at[b] = read_to;
+      len[b] = n;
+      from.reader->read_held(read_to, buf[b], static_cast<std::size_t>(n));
+      read_to += n;
+      return true;
+    };
+    read_next();
+    if (!read_next()) from.reader->wait_held();  // piece 0 is in either way
+    for (std::uint64_t k = 0; k < issued; ++k) {
+      const std::uint64_t b = k % kPieces;
       check();
-      if (m) from.reader->read_held(next, buf[(k + 1) % kPieces], m);
-      to.writer->write_held(off, cur, n);
-      if (hash) sum.update(cur, n);  // read only: the held write may still be using it
-      off = next;
-      n = m;
+      to.writer->write_held(at[b], buf[b], static_cast<std::size_t>(len[b]));
+      if (hash) sum.update(buf[b], static_cast<std::size_t>(len[b]));  // read only: the held write may still be using it
+      // Piece k+1 is in once this returns (or the wait does, at the end).
+      if (!read_next() && k + 1 < issued) from.reader->wait_held();
     }
     return hash ? sum.digest() : 0;
   }

@@ -377,7 +377,8 @@ TEST(Policies, AStagedCopyMovesOnAndGivesUpItsSlot) {
 }
 
 // Copy ahead: while writes come down, an idle slower tier takes a second copy of the furthest record
-// of a bounded tier above it (from that tier, not from DRAM); nothing otherwise.
+// of a bounded tier above it (from that tier, whether DRAM holds the record too or not); nothing otherwise,
+// nor for a record whose copy ahead failed before.
 TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
   // Two records on tier 1 (half full), nothing in flight; `change` alters the scene first.
   const auto decide = decider(copy_ahead, [] {
@@ -408,9 +409,13 @@ TEST(Policies, CopyAheadCopiesTheFurthestResidentToAnIdleSlowerTier) {
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].free_bytes = 4 * kRec; })) << "the tier above has all its room free";
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].capacity_bytes = 0; })) << "an unlimited tier gives nothing up";
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].free_bytes = kRec - 1; })) << "no free room below";
-  EXPECT_FALSE(decide([](Scene& s) {
+  const auto held = decide([](Scene& s) {
     for (Record& r : s.records) r.copies |= bit(0), r.slot = mlbs::detail::Block::allocate(kRec);
-  })) << "DRAM holds them: their slots must stay free to give";
+  });
+  ASSERT_TRUE(held) << "DRAM holds them too: placement plans without the slot of the one copied ahead";
+  EXPECT_EQ(held->src, 1) << "from the tier above, not from DRAM";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[0].ahead_failed = s.records[1].ahead_failed = true; }))
+      << "a copy ahead of each failed: another would fail the same way";
   EXPECT_FALSE(decide([](Scene& s) {
     s.records[0].size = s.records[1].size = 2 * kRec;
     s.add(bit(0), -1, true);  // the latest write: half their size, it would not take their room

@@ -147,6 +147,31 @@ TEST(Throttle, HeldReadIsPacedAtWaitHeld) {
   EXPECT_EQ(data, back);
 }
 
+// A held read queues behind the one before and returns once that one is in, as the capped device would
+// deliver it; wait_held() returns once both are: the device never waits for the reader between two pieces.
+TEST(Throttle, HeldReadsQueueBehindTheLast) {
+  mlbs::test::TempDir dir;
+  auto tier = capped_tier(dir);
+  const std::string space = "s", store = "s";
+  std::vector<std::byte> data(8 << 20), back(8 << 20);  // 0.25 s at the cap
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 7);
+  auto w = tier->create({space, 1, 1, store}, data.size());
+  w->write(0, data.data(), data.size());
+  w->commit(false);
+  auto r = tier->open({space, 1, 1, store}, data.size());
+  const std::size_t half = back.size() / 2;
+  const auto start = Clock::now();
+  r->read_held(0, back.data(), half);
+  r->read_held(half, back.data() + half, half);
+  const double first = seconds_since(start);
+  EXPECT_GE(first, 0.125 * 0.98) << "the second held read returned before the first was in";
+  EXPECT_LT(first, 0.25 * 0.9) << "the second held read waited for itself";
+  EXPECT_TRUE(std::equal(back.begin(), back.begin() + std::ptrdiff_t(half), data.begin()));
+  r->wait_held();
+  EXPECT_GE(seconds_since(start), 0.25 * 0.98);
+  EXPECT_EQ(data, back);
+}
+
 // A tier with bandwidth set is wrapped: reads and writes through it are paced,
 // and the bytes pass unchanged.
 TEST(Throttle, RegistryWrapsCappedTiers) {

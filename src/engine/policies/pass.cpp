@@ -87,12 +87,13 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     // A DRAM-only record a helper copies is on its way to the tier placement
     // chose last (or, staged, to a faster one: placement ignores staging).
     const int arriving = r->busy && r->copies == bit(0) && r->staged < 0 ? r->dir_target : -1;
-    // A slot a copy ahead reads from stays taken until the copy ends, for
-    // as long as the slower tier takes (copy_ahead() from DRAM while writes
-    // come down): no room to plan with. Placed in DRAM at no cost, so the
-    // next write's slot comes from another record, which leaves now rather
-    // than when the write waits (it would wait for the slower tier).
-    const bool pinned = !limits.moves_up && r->busy && r->ahead > 0 && r->copies == bit(0);
+    // The slot of a record copied ahead stays taken until the copy ends, for
+    // as long as the slower tier takes (a busy record's slot goes to no
+    // writer): no room to plan with while writes come down. Placed in DRAM
+    // at no cost, so the next write's slot comes from another record, which
+    // leaves now rather than when the write waits (it would wait for the
+    // slower tier).
+    const bool pinned = !limits.moves_up && r->busy && r->ahead > 0 && held;
     const std::uint64_t footprint = dram_footprint(*r);
     if (pinned) dram_bytes -= std::min(dram_bytes, footprint);
     items.push_back(

@@ -279,18 +279,19 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     const int t = r.dir_target;
-    if (!idle(r) || r.error || t <= 0 || t >= v.last()) continue;
+    if (!idle(r) || r.error || r.ahead_failed || t <= 0 || t >= v.last()) continue;
     // From DRAM while that is the record's only copy, not to be encoded (a
     // record's file copies are one frame, made on its way to its target),
     // DRAM writes behind (Tier's marks) and keeps room for the next write
     // beside it: the slower tier starts with the first record written, not
     // once the tier above has it and DRAM has let it go (60-70 ms into the
     // demo's run); drain_dram() still gives the record its copy on tier t.
-    // Else from tier t, and not while DRAM has the record too: a busy
-    // record's slot cannot be given to a writer.
+    // Else from tier t, DRAM holding the record too or not: placement plans
+    // without the slot of a record copied ahead (place_records()), so other
+    // records make the next write's room.
     const bool from_dram = r.copies == bit(0) && !r.expect && v.tiers[0].write_behind &&
                            v.tiers[0].free_bytes >= newest->plan_bytes();
-    if (!from_dram && ((r.copies & bit(0)) || !(r.copies & bit(t)))) continue;
+    if (!from_dram && !(r.copies & bit(t))) continue;
     if (r.copies & ~(bit(t + 1) - 1)) continue;  // backed already
     if (r.plan_bytes() >= 2 * newest->plan_bytes()) continue;  // no write would take its room
     // Only below a bounded tier (an unlimited one never gives a record up),

@@ -530,17 +530,21 @@ class UringReader final : public ObjectReader, UringObject {
   }
 
   void read_held(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
-    wait_held();
     if (bytes == 0) return;
-    begin();
+    // Behind the held requests, on their ring, as a held write's are: the
+    // device goes on to these while this thread notices those are in.
+    if (!held_) begin();
+    const std::uint64_t before = pipe_.next_generation();
     try {
       queue(offset, data, bytes);
       pipe_.submit();
+      if (!pipe_.wait_generation(before)) finish("cannot read", "cannot read", "unexpected end of file in");  // throws
     } catch (...) {
+      held_ = false;
       pipe_.settle();
       throw;
     }
-    held_ = true;  // a failed request shows at wait_held()
+    held_ = true;  // a failed request of these shows at the next call or wait_held()
   }
 
   void wait_held() override {

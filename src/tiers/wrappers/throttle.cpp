@@ -113,12 +113,15 @@ class PacedReader final : public ObjectReader {
     wait_held();
   }
   // The capped device reads these bytes while the caller works; they are
-  // there when it would have moved them, and the inner read is done.
+  // there when it would have moved them, and the inner read is done. They
+  // queue behind the bytes held before, as a held write's do, and the call
+  // returns once those are in: a caller reading piece after piece keeps the
+  // cap's pace, with no gap for its own wake-up between two pieces.
   void read_held(std::uint64_t offset, std::byte* data, std::size_t bytes) override {
-    wait_held();
-    flow_ = pacer_.start(bytes);
+    flow_ = pacer_.start(bytes, held_ ? flow_ : 0);
     held_ = true;
     inner_->read_held(offset, data, bytes);
+    pacer_.wait(flow_, bytes);
   }
   void wait_held() override {
     if (!std::exchange(held_, false)) return;
