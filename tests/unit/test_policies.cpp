@@ -448,8 +448,9 @@ TEST(Policies, CopyAheadStartsTheSlowerTierFromDramWithTheFirstRecord) {
   EXPECT_FALSE(decide([](Scene& s) { s.writing = false; })) << "reads have begun";
 }
 
-// A record copied ahead from DRAM gets its copy on its target before DRAM lets it go: drain_dram takes it
-// (from DRAM), and dram_room does not give its slot while that copy is missing; once made, the slot goes.
+// A record copied ahead from DRAM gets its copy on its target before DRAM lets it go: drain_ahead takes it
+// (from DRAM) after any copy ahead, drain_dram once a write waits for a slot, and dram_room does not give
+// its slot while that copy is missing; once made, the slot goes.
 TEST(Policies, ARecordCopiedAheadFromDramIsDrainedToItsTargetBeforeItsSlotGoes) {
   Scene s(3);
   s.writing = s.copy_ahead = true;
@@ -458,6 +459,11 @@ TEST(Policies, ARecordCopiedAheadFromDramIsDrainedToItsTargetBeforeItsSlotGoes) 
   Record& r = s.add(bit(0) | bit(2), 1);  // DRAM, and the copy ahead on tier 2
   Notes notes;
   EXPECT_FALSE(dram_room(s.view(), kRec, 99)) << "its only file copy is the one made ahead";
+  EXPECT_FALSE(drain_dram(s.view(), notes)) << "no write waits: the slower tier's copies ahead go first";
+  const auto later = drain_ahead(s.view(), notes);
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->purpose, Purpose::drain_dram);
+  s.write_waits = true;
   const auto d = drain_dram(s.view(), notes);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->src, 0);
@@ -469,6 +475,7 @@ TEST(Policies, ARecordCopiedAheadFromDramIsDrainedToItsTargetBeforeItsSlotGoes) 
   s.writing = false;  // reads began: a record held with a copy below its target is an ordinary one
   r.copies = bit(0) | bit(2);
   EXPECT_FALSE(drain_dram(s.view(), notes));
+  EXPECT_FALSE(drain_ahead(s.view(), notes));
   EXPECT_TRUE(dram_room(s.view(), kRec, 99));
 }
 

@@ -129,14 +129,19 @@ std::optional<Decision> demand_fetch(const View& v, Notes&) {
   return std::nullopt;
 }
 
-std::optional<Decision> drain_dram(const View& v, Notes& notes) {
+namespace {
+
+/// drain_dram(), for the records copied ahead from DRAM (`ahead`) or the others.
+std::optional<Decision> drain(const View& v, Notes& notes, bool ahead) {
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     if (!idle(r) || r.want_mem || !(r.copies & bit(0)) || r.dir_target < 0) continue;
     int dst = r.dir_target;
+    const bool copied_ahead = !v.persistent && r.copies != bit(0) && ahead_of_its_target(v, r);
+    if (ahead != copied_ahead) continue;
     if (r.copies == bit(0)) {
       if (needs_persist(v, r)) dst = v.last();
-    } else if (v.persistent ? r.copies != (bit(0) | bit(v.last())) || dst >= v.last() : !ahead_of_its_target(v, r)) {
+    } else if (!copied_ahead && !(v.persistent && r.copies == (bit(0) | bit(v.last())) && dst < v.last())) {
       continue;
     }
     if (const int via = stage_tier(v, r, dst); via > 0) return copy(Purpose::stage, i, 0, via, {});
@@ -147,6 +152,19 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes) {
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<Decision> drain_dram(const View& v, Notes& notes) {
+  // A record copied ahead from DRAM has a file copy already: its slot is
+  // the one DRAM gives last, so it waits for a write to need it, and a
+  // helper free before then copies ahead first (drain_ahead()): the slower
+  // tier's next copy is the one that cannot wait.
+  if (auto d = drain(v, notes, false)) return d;
+  return v.write_waits ? drain(v, notes, true) : std::nullopt;
+}
+
+std::optional<Decision> drain_ahead(const View& v, Notes& notes) { return drain(v, notes, true); }
 
 std::optional<Decision> file_tier_moves(const View& v, Notes& notes) {
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
@@ -311,8 +329,9 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
 
 std::optional<Decision> next(const View& v, Notes& notes) {
   using Policy = std::optional<Decision> (*)(const View&, Notes&);
-  static constexpr Policy kInOrder[] = {demand_fetch, drain_dram,  file_tier_moves, prefetch_dram, prefetch_file,
-                                        persist,      for_readers, write_behind,    copy_ahead};
+  static constexpr Policy kInOrder[] = {demand_fetch, drain_dram,   file_tier_moves, prefetch_dram,
+                                        prefetch_file, persist,     for_readers,     write_behind,
+                                        copy_ahead,   drain_ahead};
   for (Policy p : kInOrder)
     if (auto d = p(v, notes)) return d;
   return std::nullopt;

@@ -52,7 +52,8 @@ std::optional<Decision> demand_fetch(const View& v, Notes& notes);
 ///    slots are what writers need next. Scratch, while a write waits for a
 ///    slot or DRAM has none free for the next: one whose target is busy is
 ///    staged on the fastest tier above it with free room (Purpose::stage),
-///    and moves on from there (3).
+///    and moves on from there (3). A record copied ahead from DRAM only
+///    while a write waits (else 10).
 std::optional<Decision> drain_dram(const View& v, Notes& notes);
 /// 3. File copies follow placement: stray copies besides the target tier's
 ///    go; a copy above its target tier moves down (from DRAM when DRAM has it:
@@ -93,6 +94,12 @@ std::optional<Decision> write_behind(const View& v, Notes& notes);
 ///    "first opportunity", limited to an idle tier so it never delays a copy
 ///    that is needed).
 std::optional<Decision> copy_ahead(const View& v, Notes& notes);
+
+/// 10. Scratch, while writes come down: a record copied ahead from DRAM
+///    below its target gets its target copy from DRAM (drain_dram() takes
+///    it before this only when a write waits for a slot): its file copy
+///    exists already, so a free helper copies ahead for the slower tier first.
+std::optional<Decision> drain_ahead(const View& v, Notes& notes);
 
 /// The first decision of the policies above, in that order (their priority).
 std::optional<Decision> next(const View& v, Notes& notes);
