@@ -30,6 +30,15 @@ std::unique_ptr<mlbs::tiers::Backend> capped_tier(const mlbs::test::TempDir& dir
   return tier;
 }
 
+/// Writes `data` as object 1 of the capped tier's space "s" and opens it for reading.
+std::unique_ptr<mlbs::tiers::ObjectReader> stored(mlbs::tiers::Backend& tier, const std::vector<std::byte>& data) {
+  const std::string space = "s", store = "s";
+  auto w = tier.create({space, 1, 1, store}, data.size());
+  w->write(0, data.data(), data.size());
+  w->commit(false);
+  return tier.open({space, 1, 1, store}, data.size());
+}
+
 // Passing N bytes at R bytes/s takes N/R seconds, not less (and not far more).
 TEST(Throttle, PacerHoldsTheRate) {
   mlbs::tiers::Pacer pacer(64ull << 20);  // 64 MiB/s
@@ -130,13 +139,9 @@ TEST(Throttle, HeldWriteIsPacedAtCommit) {
 TEST(Throttle, HeldReadIsPacedAtWaitHeld) {
   mlbs::test::TempDir dir;
   auto tier = capped_tier(dir);
-  const std::string space = "s", store = "s";
   std::vector<std::byte> data(8 << 20), back(8 << 20);  // 0.25 s at the cap
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 13);
-  auto w = tier->create({space, 1, 1, store}, data.size());
-  w->write(0, data.data(), data.size());
-  w->commit(false);
-  auto r = tier->open({space, 1, 1, store}, data.size());
+  auto r = stored(*tier, data);
   const auto start = Clock::now();
   r->read_held(0, back.data(), back.size() / 2);
   EXPECT_LT(seconds_since(start), 0.125 * 0.9) << "the held read waited for the cap";
@@ -152,13 +157,9 @@ TEST(Throttle, HeldReadIsPacedAtWaitHeld) {
 TEST(Throttle, HeldReadsQueueBehindTheLast) {
   mlbs::test::TempDir dir;
   auto tier = capped_tier(dir);
-  const std::string space = "s", store = "s";
   std::vector<std::byte> data(8 << 20), back(8 << 20);  // 0.25 s at the cap
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 7);
-  auto w = tier->create({space, 1, 1, store}, data.size());
-  w->write(0, data.data(), data.size());
-  w->commit(false);
-  auto r = tier->open({space, 1, 1, store}, data.size());
+  auto r = stored(*tier, data);
   const std::size_t half = back.size() / 2;
   const auto start = Clock::now();
   r->read_held(0, back.data(), half);
