@@ -43,10 +43,33 @@ double least_io_s(const Hierarchy& h, std::uint64_t bytes_written, std::uint64_t
   return hi;
 }
 
-double io_span_s(const Hierarchy& h, double least_io_s, ComputeEdges edges) {
+double peak_io_s(const Hierarchy& h, std::uint64_t bytes_written, std::uint64_t bytes_read) {
+  if (h.persistent || h.file_tiers.empty()) return 0.0;
+  const TierLimit& last = h.file_tiers.back();
+  if (!(last.bandwidth_bytes_per_s > 0)) return 0.0;
+  double above = double(h.dram_bytes);
+  for (std::size_t t = 0; t + 1 < h.file_tiers.size(); ++t) {
+    if (h.file_tiers[t].capacity_bytes == 0) return 0.0;  // room for all of it above
+    above += double(h.file_tiers[t].capacity_bytes);
+  }
+  const double held = double(bytes_written) - above;
+  if (held <= 0) return 0.0;
+  // The planner may leave there the bytes that are never read.
+  const double unread = bytes_written > bytes_read ? double(bytes_written - bytes_read) : 0.0;
+  return (held + std::max(0.0, held - unread)) / last.bandwidth_bytes_per_s;
+}
+
+double io_span_s(const Hierarchy& h, double least_io_s, ComputeEdges edges, double peak_io_s) {
   if (least_io_s <= 0) return 0.0;
   // A persistent copy of a record may still be on its way down after the record was read.
-  return edges.before_first_write_s + least_io_s + (h.persistent ? 0.0 : edges.after_last_read_s);
+  const double lead = edges.before_first_write_s, tail = h.persistent ? 0.0 : edges.after_last_read_s;
+  // The last tier idles through the turn: its writes down end before it, its
+  // reads up start after it (peak_io_s). Moving a record up during the turn
+  // needs room above, which only a write down beyond the forced ones makes,
+  // and that record must come back up too: each second it saves costs two.
+  const double turn = edges.between_last_write_and_first_read_s;
+  const double through_turn = peak_io_s > 0 && turn > 0 ? peak_io_s + turn : 0.0;
+  return lead + std::max(least_io_s, through_turn) + tail;
 }
 
 double physical_bound_s(double kernel_s, double copy_s, double io_span_s) {

@@ -106,8 +106,9 @@ class Model {
       const std::uint64_t above = std::min(raw, m_.dram_bytes);
       return above + std::uint64_t(double(raw - above) / m_.codec_ratio);
     };
-    res_.least_io_s = least_io_s(h, stored(res_.bytes_written), stored(res_.bytes_read));
-    res_.io_span_s = io_span_s(h, res_.least_io_s, edges());
+    const std::uint64_t written = stored(res_.bytes_written), read = stored(res_.bytes_read);
+    res_.least_io_s = least_io_s(h, written, read);
+    res_.io_span_s = io_span_s(h, res_.least_io_s, edges(), peak_io_s(h, written, read));
     res_.bound_s = physical_bound_s(res_.compute_s, res_.copy_s, res_.io_span_s);
     return res_;
   }
@@ -116,7 +117,9 @@ class Model {
   enum class Waiting { none, compute, copy, write, read, flush };
 
   /// The compute no tier can overlap: the first write's, and the last read's
-  /// when the schedule reads every record back.
+  /// when the schedule reads every record back. The model computes before
+  /// each write and after each read, so none falls between the last write
+  /// and the first read (the bench's workloads have a turn; bound.hpp).
   ComputeEdges edges() const {
     if (w_.records == 0) return {};
     std::vector<bool> read(w_.records, false);

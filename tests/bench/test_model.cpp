@@ -134,11 +134,39 @@ TEST(PhysicalBound, WriteOnlyAndPersistent) {
 TEST(PhysicalBound, IoSpanAddsTheComputeNoIoCanOverlap) {
   using mlbs_bench::model::io_span_s;
   const Hierarchy scratch{100, {{0, 100.0}}, false}, persistent{100, {{0, 100.0}}, true};
-  EXPECT_DOUBLE_EQ(io_span_s(scratch, 4.0, {0.5, 0.25}), 4.75);
-  EXPECT_DOUBLE_EQ(io_span_s(persistent, 4.0, {0.5, 0.25}), 4.5);
-  EXPECT_DOUBLE_EQ(io_span_s(scratch, 0.0, {0.5, 0.25}), 0.0);
+  EXPECT_DOUBLE_EQ(io_span_s(scratch, 4.0, {0.5, 0.25}, 0.0), 4.75);
+  EXPECT_DOUBLE_EQ(io_span_s(persistent, 4.0, {0.5, 0.25}, 0.0), 4.5);
+  EXPECT_DOUBLE_EQ(io_span_s(scratch, 0.0, {0.5, 0.25}, 0.0), 0.0);
   EXPECT_DOUBLE_EQ(mlbs_bench::model::physical_bound_s(3.0, 0.5, 4.75), 4.75);
   EXPECT_DOUBLE_EQ(mlbs_bench::model::physical_bound_s(5.0, 0.5, 4.75), 5.5);
+}
+
+// The demo's micro at ratio 8 (256 MiB written, 32 MiB DRAM, 96 MiB fast tier): the 128 MiB the
+// slow tier must hold while every record is live go down before the turn and come up after it.
+TEST(PhysicalBound, TheLastTierIdlesThroughTheTurnWhenTheTiersAboveAreFull) {
+  using mlbs_bench::model::io_span_s;
+  using mlbs_bench::model::peak_io_s;
+  const Hierarchy demo{32 * kMiB, {{96 * kMiB, 1024.0 * kMiB}, {0, 200.0 * kMiB}}, false};
+  const double peak = peak_io_s(demo, 256 * kMiB, 256 * kMiB);
+  EXPECT_NEAR(peak, 2.0 * 128 / 200, 1e-9);
+  const double least = least_io_s(demo, 256 * kMiB, 256 * kMiB);
+  EXPECT_NEAR(least, peak, 1e-9) << "the split fills the fast tier: the same bytes";
+  EXPECT_NEAR(io_span_s(demo, least, {0.1, 0.01, 0.04}, peak), 0.1 + 1.28 + 0.04 + 0.01, 1e-9);
+  EXPECT_NEAR(io_span_s(demo, least, {0.1, 0.01, 0.0}, peak), 0.1 + 1.28 + 0.01, 1e-9) << "no turn, no idle";
+  // Half the records never read: the planner may leave those on the slow tier.
+  EXPECT_NEAR(peak_io_s(demo, 256 * kMiB, 128 * kMiB), 128.0 / 200, 1e-9);
+  // Room for every record above the last tier, an unlimited tier above it, or persistent copies going
+  // down through the turn: nothing forced to idle.
+  EXPECT_EQ(peak_io_s(demo, 128 * kMiB, 128 * kMiB), 0.0);
+  EXPECT_EQ(peak_io_s(Hierarchy{32 * kMiB, {{0, 1024.0 * kMiB}, {0, 200.0 * kMiB}}, false}, 256 * kMiB, 256 * kMiB), 0.0);
+  EXPECT_EQ(peak_io_s(Hierarchy{32 * kMiB, demo.file_tiers, true}, 256 * kMiB, 256 * kMiB), 0.0);
+  // A fast tier too slow to be filled: the split moves fewer bytes through it, and the turn's bound,
+  // from the last tier alone, is then the larger only when the turn is long enough.
+  const Hierarchy slow_fast{32 * kMiB, {{96 * kMiB, 100.0 * kMiB}, {0, 200.0 * kMiB}}, false};
+  const double least2 = least_io_s(slow_fast, 256 * kMiB, 256 * kMiB), peak2 = peak_io_s(slow_fast, 256 * kMiB, 256 * kMiB);
+  EXPECT_GT(least2, peak2);
+  EXPECT_NEAR(io_span_s(slow_fast, least2, {0, 0, 0.01}, peak2), least2, 1e-9);
+  EXPECT_NEAR(io_span_s(slow_fast, least2, {0, 0, 1.0}, peak2), peak2 + 1.0, 1e-9);
 }
 
 // Tiers that cannot hold the spill, or none with a known bandwidth: undefined, 0.

@@ -232,6 +232,22 @@ TEST(BenchTargets, ComputeBeforeTheFirstWriteAndAfterTheLastReadLengthensTheIoSp
   EXPECT_NEAR(g[1].io_span_s, g[1].least_io_s + 0.2, 1e-9) << "a persistent copy may go down after the last read";
 }
 
+// Between the last write and the first read every snapshot is live, and the one file tier below a
+// 4096-byte DRAM budget must hold 4000 bytes: it idles through the group's least compute there.
+TEST(BenchTargets, TheTurnBetweenTheLastWriteAndTheFirstReadLengthensTheIoSpan) {
+  std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.5, 6.0), result("micro", "mlbs", 5.0, 4.6, 4.5)};
+  for (RunResult& r : g) {
+    r.bytes_written = r.bytes_read = 4096 + 4000;
+    r.tiers[1].bandwidth_cap_bytes_per_s = 2000;  // least_io_s 4 s
+  }
+  g[0].turn_compute_s = 0.3, g[1].turn_compute_s = 0.25;
+  mlbs_bench::apply_model(g);
+  EXPECT_NEAR(g[1].io_span_s, 0.045 + 4.0 + 0.25 + 0.045, 1e-9) << "the least turn the group measured";
+  g[0].turn_compute_s = 0;  // a workload that reads before its last write has no turn
+  mlbs_bench::apply_model(g);
+  EXPECT_NEAR(g[1].io_span_s, 0.045 + 4.0 + 0.045, 1e-9);
+}
+
 // --- repeats and the data path --------------------------------------------------------------
 
 namespace {

@@ -193,6 +193,7 @@ struct Run {
       r.read_phase_s = w.read_phase_s;
       r.lead_compute_s = w.lead_compute_s;
       r.tail_compute_s = w.tail_compute_s;
+      r.turn_compute_s = w.turn_compute_s;
       r.copy_s = ms.copy_s;
       r.write_block_s = ms.write_block_s;
       r.read_block_s = ms.read_block_s;

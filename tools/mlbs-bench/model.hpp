@@ -16,11 +16,14 @@
 // The physical bound (docs/benchmarking.md, "The physical bound") asks
 // instead what the hardware allows, whatever any library moves:
 //
-//   physical bound = max(t_kernel + t_copy, t_lead + least I/O time + t_tail)
+//   physical bound = max(t_kernel + t_copy,
+//                        t_lead + max(least I/O time, peak I/O time + t_turn) + t_tail)
 //
 // (t_kernel: the least kernel time of the group's runs, sync's by intent;
 // t_lead, t_tail: the least compute before the first write and after the
-// last read, which no I/O can overlap; io_span_s)
+// last read, which no I/O can overlap; t_turn: the least compute between
+// the last write and the first read, through which the last tier idles when
+// every record is live and the tiers above it are full; io_span_s)
 //
 // where the least I/O time is that of the bytes the DRAM budget cannot hold,
 // written down and read back, split over the file tiers as their capacities
@@ -73,6 +76,7 @@ using mlbs::sim::ComputeEdges;
 using mlbs::sim::Hierarchy;
 using mlbs::sim::io_span_s;
 using mlbs::sim::least_io_s;
+using mlbs::sim::peak_io_s;
 using mlbs::sim::physical_bound_s;
 using mlbs::sim::TierLimit;
 

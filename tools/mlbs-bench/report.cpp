@@ -28,7 +28,7 @@ constexpr std::pair<const char*, double RunResult::*> kTimes[] = {
     {"write_block_s", &RunResult::write_block_s}, {"read_block_s", &RunResult::read_block_s},
     {"finish_s", &RunResult::finish_s},     {"read_phase_s", &RunResult::read_phase_s},
     {"setup_s", &RunResult::setup_s},       {"lead_compute_s", &RunResult::lead_compute_s},
-    {"tail_compute_s", &RunResult::tail_compute_s}};
+    {"tail_compute_s", &RunResult::tail_compute_s}, {"turn_compute_s", &RunResult::turn_compute_s}};
 
 std::vector<model::TierTraffic> traffic(const std::vector<TierReport>& tiers) {
   std::vector<model::TierTraffic> t;
@@ -97,7 +97,8 @@ void apply_model(std::vector<RunResult>& group, bool persistent) {
     return v;
   };
   const double kernel_s = least(&RunResult::kernel_s);
-  const model::ComputeEdges edges{least(&RunResult::lead_compute_s), least(&RunResult::tail_compute_s)};
+  const model::ComputeEdges edges{least(&RunResult::lead_compute_s), least(&RunResult::tail_compute_s),
+                                  least(&RunResult::turn_compute_s)};
   for (RunResult& r : group) {
     const auto t = traffic(r.tiers);
     r.io_s_model = model::io_s_model(t);
@@ -105,7 +106,7 @@ void apply_model(std::vector<RunResult>& group, bool persistent) {
     r.actual_speedup = ref && r.error.empty() ? model::actual_speedup(ref_wall, r.wall_s) : 0.0;
     if (hw) {
       r.least_io_s = model::least_io_s(*hw, r.bytes_written, r.bytes_read);
-      r.io_span_s = model::io_span_s(*hw, r.least_io_s, edges);
+      r.io_span_s = model::io_span_s(*hw, r.least_io_s, edges, model::peak_io_s(*hw, r.bytes_written, r.bytes_read));
       r.physical_bound_s = model::physical_bound_s(kernel_s, r.copy_s, r.io_span_s);
       // A codec's run: the same bound over what it stored (what capacity
       // forces below DRAM, at the ratio the file tiers saw in this run).
@@ -120,9 +121,10 @@ void apply_model(std::vector<RunResult>& group, bool persistent) {
           const std::uint64_t above = std::min(bytes, hw->dram_bytes);
           return above + std::uint64_t(double(bytes - above) / r.codec_ratio);
         };
-        const double stored_io_s = model::least_io_s(*hw, at_ratio(r.bytes_written), at_ratio(r.bytes_read));
-        r.physical_bound_stored_s =
-            model::physical_bound_s(kernel_s, r.copy_s, model::io_span_s(*hw, stored_io_s, edges));
+        const std::uint64_t written = at_ratio(r.bytes_written), read = at_ratio(r.bytes_read);
+        const double stored_io_s = model::least_io_s(*hw, written, read);
+        r.physical_bound_stored_s = model::physical_bound_s(
+            kernel_s, r.copy_s, model::io_span_s(*hw, stored_io_s, edges, model::peak_io_s(*hw, written, read)));
       }
     }
   }
@@ -170,6 +172,7 @@ nlohmann::json to_json(const RunResult& r) {
                       {"read_phase_s", r.read_phase_s},
                       {"lead_compute_s", r.lead_compute_s},
                       {"tail_compute_s", r.tail_compute_s},
+                      {"turn_compute_s", r.turn_compute_s},
                       {"io_s_model", r.io_s_model},
                       {"overlap_bound_s", model::overlap_bound_s(r.kernel_s, r.copy_s, r.io_s_model)},
                       {"least_io_s", r.least_io_s},
@@ -731,8 +734,8 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
       ok &= c.require(o, where, k, vt::number_float);
     // Optional (older files lack them), checked when present.
     if (o.contains("repeat")) ok &= c.require(o, where, "repeat", vt::number_unsigned);
-    for (const char* k : {"read_phase_s", "setup_s", "lead_compute_s", "tail_compute_s", "least_io_s", "io_span_s",
-                          "physical_bound_s"})
+    for (const char* k : {"read_phase_s", "setup_s", "lead_compute_s", "tail_compute_s", "turn_compute_s",
+                          "least_io_s", "io_span_s", "physical_bound_s"})
       if (o.contains(k)) ok &= c.require(o, where, k, vt::number_float);
     ok &= c.require(o, where, "verified", vt::boolean);
     ok &= c.require(o, where, "tier_stats", vt::array);
@@ -752,8 +755,9 @@ std::vector<std::string> check_results(const nlohmann::json& doc, const std::vec
     // with kernels, present wherever their definition says (micro and rtm read every snapshot back).
     if (o.contains("lead_compute_s") && o.contains("tail_compute_s")) {
       const double kernel = o["kernel_s"], lead = o["lead_compute_s"], tail = o["tail_compute_s"];
-      if (lead < 0 || tail < 0 || lead + tail > kernel * (1 + 1e-9))
-        c.fail(where, "lead_compute_s + tail_compute_s must be within kernel_s");
+      const double turn = o.value("turn_compute_s", 0.0);
+      if (lead < 0 || tail < 0 || turn < 0 || lead + turn + tail > kernel * (1 + 1e-9))
+        c.fail(where, "lead_compute_s + turn_compute_s + tail_compute_s must be within kernel_s");
       const bool kernels = o.value("config", nlohmann::json::object()).value("compute", std::string()) != "none";
       if (kernels && written > 0 && !(lead > 0)) c.fail(where, "lead_compute_s is 0 with kernels running");
       if (kernels && (workload == "micro" || workload == "rtm") && !(tail > 0))

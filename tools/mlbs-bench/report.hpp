@@ -41,6 +41,9 @@ struct RunResult {
   /// after the last read when every snapshot had been read back (else 0).
   double lead_compute_s = 0;
   double tail_compute_s = 0;
+  /// Of kernel_s, the compute between the last write and the first read when
+  /// every write came first (else 0): the turn (model::io_span_s).
+  double turn_compute_s = 0;
   double least_io_s = 0;            ///< physical bound's I/O part: what capacity forces through the tiers
   /// least_io_s after the group's least lead compute and before its least tail
   /// compute (model::io_span_s): the least time the run's I/O side spans

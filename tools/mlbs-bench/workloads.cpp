@@ -239,11 +239,13 @@ class Runner {
     });
     if (r_.writes == 0) r_.lead_compute_s = r_.kernel_s;
     io_.write(id);
+    kernel_at_last_write_ = r_.kernel_s;
     ++r_.writes;
     r_.bytes_written += bytes_;
   }
   /// Reads snapshot `id` and verifies it; returns the working buffer.
   float* read_snapshot(std::uint64_t id) {
+    if (r_.reads == 0 && r_.writes == p_.snapshots) r_.turn_compute_s = r_.kernel_s - kernel_at_last_write_;
     io_.read(id);
     kernel_at_last_read_ = r_.kernel_s;
     read_back_[id] = true;
@@ -458,6 +460,7 @@ class Runner {
   std::vector<std::uint64_t> sums_;
   std::vector<bool> read_back_;       ///< per snapshot: read back at least once
   double kernel_at_last_read_ = 0;    ///< kernel_s when the last read returned
+  double kernel_at_last_write_ = 0;   ///< kernel_s when the last write returned
   Field a_{n_}, b_{n_};
   WorkloadResult r_;
 };

@@ -68,6 +68,9 @@ struct WorkloadResult {
   /// snapshot written had been read back by then (else 0).
   double lead_compute_s = 0;
   double tail_compute_s = 0;
+  /// Of kernel_s, the compute between the last write and the first read when
+  /// every write came before the first read (else 0).
+  double turn_compute_s = 0;
   unsigned writes = 0;
   unsigned reads = 0;
   unsigned mismatches = 0;    ///< snapshots read back with wrong bytes
