@@ -284,6 +284,16 @@ class ResultsTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             mp.load_results("nope")
 
+    def test_repeats_collapse_to_the_run_of_median_wall_time(self) -> None:
+        runs = [{"workload": "micro", "mode": "mlbs", "io_ratio": 8, "repeat": k, "wall_s": w}
+                for k, w in enumerate([1.7, 1.5, 1.6])]
+        runs.append({"workload": "micro", "mode": "mlbs", "io_ratio": 8, "repeat": 3, "wall_s": 0.1, "error": "x"})
+        runs.append({"workload": "micro", "mode": "sync", "io_ratio": 8, "repeat": 0, "wall_s": 4.0})
+        out = mp.median_repeats(runs)
+        self.assertEqual([(r["mode"], r["wall_s"]) for r in out], [("mlbs", 1.6), ("sync", 4.0)])
+        recs = make_fixtures.results()
+        self.assertEqual(mp.median_repeats(recs), recs, "no repeats: unchanged")
+
     def test_groups(self) -> None:
         recs = make_fixtures.results()
         self.assertEqual(mp.workloads_of(recs), ["micro", "rtm"])
