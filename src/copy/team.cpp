@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/thread_name.hpp"
+
 namespace mlbs::copy {
 
 Team& Team::instance() {
@@ -24,6 +26,7 @@ unsigned Team::grow(unsigned helpers) noexcept {
       auto w = std::make_unique<Worker>();
       Worker& self = *w;
       w->thread = std::jthread([this, &self](std::stop_token st) { serve(st, self); });
+      mlbs::detail::name_os_thread(w->thread.native_handle(), "mlbs-copy");
       workers_.push_back(std::move(w));
     }
   } catch (...) {

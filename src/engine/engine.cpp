@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "catalog/live.hpp"
+#include "core/thread_name.hpp"
 #include "engine/affinity.hpp"
 #include "engine/timing.hpp"
 #include "engine/policies/policies.hpp"
@@ -97,6 +98,7 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
   copying_ahead_.assign(cfg_.helper_threads, 0);
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
+    detail::name_os_thread(helpers_.back().native_handle(), fmt::format("mlbs-helper-{}", i));
     if (cores[i] >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);

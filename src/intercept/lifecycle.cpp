@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/thread_name.hpp"
 #include "intercept/cache.hpp"
 #include "intercept/real.hpp"
 
@@ -89,6 +90,7 @@ void watch_signals() {
       sigfillset(&all);
       pthread_sigmask(SIG_SETMASK, &all, &old);
       g_watcher = new std::thread(watch);
+      mlbs::detail::name_os_thread(g_watcher->native_handle(), "mlbs-signals");
       pthread_sigmask(SIG_SETMASK, &old, nullptr);
     }
     for (int sig : kEnding) {

@@ -11,6 +11,7 @@
 #include <new>
 #include <vector>
 
+#include "core/thread_name.hpp"
 #include "mpi/group.hpp"
 
 namespace mlbs::mpi {
@@ -73,6 +74,7 @@ void NodeQuota::watch(std::function<void()> on_change) {
       on_change();
     }
   });
+  mlbs::detail::name_os_thread(watcher_.native_handle(), "mlbs-node-quota");
 }
 
 std::uint64_t NodeQuota::fair_share(const std::uint64_t* demands, int n, int me, std::uint64_t budget) {

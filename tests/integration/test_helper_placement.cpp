@@ -5,6 +5,10 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
 
 #include "engine/affinity.hpp"
 #include "mlbs/mlbs.hpp"
@@ -30,6 +34,19 @@ TEST(HelperPlacement, AutoPinsWhereTheRuleSays) {
   const auto want = mlbs::engine::auto_helper_cores(allowed, mlbs::engine::application_threads(allowed), 2);
   EXPECT_EQ(rt.stats().helper_cores, want);
   for (int c : rt.stats().helper_cores) EXPECT_NE(std::find(allowed.begin(), allowed.end(), c), allowed.end());
+}
+
+// Each helper carries its name for the OS (top -H, perf, gdb) once the runtime is constructed.
+TEST(HelperPlacement, HelpersAreNamedForTheOs) {
+  TempDir dir;
+  mlbs::Runtime rt(two_tiers(dir, -2, 3));
+  std::multiset<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::string name;
+    std::getline(std::ifstream(task.path() / "comm"), name);
+    names.insert(name);
+  }
+  for (const char* want : {"mlbs-helper-0", "mlbs-helper-1", "mlbs-helper-2"}) EXPECT_EQ(names.count(want), 1u) << want;
 }
 
 // none leaves the helpers where the OS puts them.

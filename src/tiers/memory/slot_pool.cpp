@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/thread_name.hpp"
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
 
@@ -231,7 +232,7 @@ void SlotPool::start_prefault() {
   // RTM kernel ran 10% slower on two cores); a slot used before the thread
   // reaches it is populated by the copy into it instead. Best effort: a
   // system that refuses the policy keeps the thread at its priority.
-  std::thread([arena = arena_] {
+  std::thread prefault([arena = arena_] {
     sched_param idle{};
     (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
     bool ok = true;
@@ -240,7 +241,9 @@ void SlotPool::start_prefault() {
       ok = arena->populate_next();  // false: out of memory; first use faults pages in instead
     if (ok) arena->populate_scratch();
     arena->end_prefault();
-  }).detach();
+  });
+  detail::name_os_thread(prefault.native_handle(), "mlbs-prefault");
+  prefault.detach();
 }
 
 Block SlotPool::scratch(std::size_t bytes) {

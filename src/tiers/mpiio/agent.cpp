@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/thread_name.hpp"
+
 namespace mlbs::tiers::mpiio {
 namespace {
 
@@ -56,6 +58,7 @@ Agent::Agent(MPI_Comm comm, MPI_File file, int fd, std::uint64_t file_end, bool 
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   thread_ = std::jthread([this] { loop(); });
+  mlbs::detail::name_os_thread(thread_.native_handle(), "mlbs-mpiio");
 }
 
 Agent::~Agent() { stop(); }
