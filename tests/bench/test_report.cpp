@@ -215,12 +215,21 @@ TEST(BenchTargets, IoBoundAndGroupsApart) {
 
 // The bound's I/O side starts after the group's least compute before the first write and ends before its
 // least compute after the last read; a group whose compute covers least_io_s alone but not that span is I/O-bound.
-TEST(BenchTargets, ComputeBeforeTheFirstWriteAndAfterTheLastReadLengthensTheIoSpan) {
+namespace {
+/// sync and mlbs whose kernels (4.5 s, 4.6 s) nearly cover the 4 s that 4000 bytes beyond the 4096-byte DRAM
+/// budget take down and up a 2000 bytes/s tier.
+std::vector<RunResult> nearly_covered_group() {
   std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.5, 6.0), result("micro", "mlbs", 5.0, 4.6, 4.5)};
   for (RunResult& r : g) {
     r.bytes_written = r.bytes_read = 4096 + 4000;
     r.tiers[1].bandwidth_cap_bytes_per_s = 2000;  // least_io_s 4 s
   }
+  return g;
+}
+}  // namespace
+
+TEST(BenchTargets, ComputeBeforeTheFirstWriteAndAfterTheLastReadLengthensTheIoSpan) {
+  std::vector<RunResult> g = nearly_covered_group();
   g[0].lead_compute_s = 0.3, g[0].tail_compute_s = 0.4;
   g[1].lead_compute_s = 0.2, g[1].tail_compute_s = 0.5;
   mlbs_bench::apply_model(g);
@@ -235,11 +244,7 @@ TEST(BenchTargets, ComputeBeforeTheFirstWriteAndAfterTheLastReadLengthensTheIoSp
 // Between the last write and the first read every snapshot is live, and the one file tier below a
 // 4096-byte DRAM budget must hold 4000 bytes: it idles through the group's least compute there.
 TEST(BenchTargets, TheTurnBetweenTheLastWriteAndTheFirstReadLengthensTheIoSpan) {
-  std::vector<RunResult> g = {result("micro", "sync", 10.0, 4.5, 6.0), result("micro", "mlbs", 5.0, 4.6, 4.5)};
-  for (RunResult& r : g) {
-    r.bytes_written = r.bytes_read = 4096 + 4000;
-    r.tiers[1].bandwidth_cap_bytes_per_s = 2000;  // least_io_s 4 s
-  }
+  std::vector<RunResult> g = nearly_covered_group();
   g[0].turn_compute_s = 0.3, g[1].turn_compute_s = 0.25;
   mlbs_bench::apply_model(g);
   EXPECT_NEAR(g[1].io_span_s, 0.045 + 4.0 + 0.25 + 0.045, 1e-9) << "the least turn the group measured";
