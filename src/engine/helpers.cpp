@@ -13,6 +13,7 @@
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
 #include "tiers/transfer.hpp"
+#include "trace/recorder.hpp"
 
 namespace mlbs::engine {
 
@@ -256,7 +257,7 @@ void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point e
   char category[16];
   std::size_t n;
   int tier;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0, id = op.id;
   if (op.kind == Op::Kind::remove) {
     tier = op.tier;
     n = fmt::format_to_n(name, sizeof name, "remove {}{}", tier, outcome).size;
@@ -266,12 +267,13 @@ void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point e
                        : op.src == 0 ? "writeback"
                                      : "copy";
     tier = op.dst > 0 ? op.dst : op.src;
-    bytes = op.rec->size;  // the record is busy: its size is stable
+    bytes = op.rec->size;  // the record is busy: its size and id are stable
+    id = op.rec->id;
     n = fmt::format_to_n(name, sizeof name, "{} {}->{}{}", kind, op.src, op.dst, outcome).size;
   }
   const std::size_t c = fmt::format_to_n(category, sizeof category, "tier{}", tier).size;
-  trace::span({name, std::min(n, sizeof name)}, {category, std::min(c, sizeof category)}, trace_ns(start),
-              trace_ns(end), bytes);
+  trace::span_record({name, std::min(n, sizeof name)}, {category, std::min(c, sizeof category)}, trace_ns(start),
+                     trace_ns(end), bytes, id);
 }
 
 void Engine::complete(Op& op, std::exception_ptr err) {

@@ -74,6 +74,7 @@ class Model {
     for (std::uint32_t i = 0; i < w.records; ++i) steps_.push_back({Step::Kind::compute, w.compute_per_write_s, 0}),
                                                   steps_.push_back({Step::Kind::write, 0, i});
     if (m.persistent) steps_.push_back({Step::Kind::flush, 0, 0});
+    if (w.compute_at_turn_s > 0) steps_.push_back({Step::Kind::compute, w.compute_at_turn_s, 0});
     for (std::size_t k = 0; k < order_.size(); ++k) {
       positions_[order_[k]].push_back(static_cast<std::uint32_t>(k));
       steps_.push_back({Step::Kind::read, 0, order_[k]});
@@ -117,15 +118,15 @@ class Model {
   enum class Waiting { none, compute, copy, write, read, flush };
 
   /// The compute no tier can overlap: the first write's, and the last read's
-  /// when the schedule reads every record back. The model computes before
-  /// each write and after each read, so none falls between the last write
-  /// and the first read (the bench's workloads have a turn; bound.hpp).
+  /// when the schedule reads every record back; and the turn's, through
+  /// which the last tier may have to idle (every write comes first here).
   ComputeEdges edges() const {
     if (w_.records == 0) return {};
     std::vector<bool> read(w_.records, false);
     for (std::uint64_t id : order_) read[id] = true;
     const bool all = std::find(read.begin(), read.end(), false) == read.end();
-    return {w_.compute_per_write_s, all && !order_.empty() ? w_.compute_per_read_s : 0.0};
+    return {w_.compute_per_write_s, all && !order_.empty() ? w_.compute_per_read_s : 0.0,
+            order_.empty() ? 0.0 : w_.compute_at_turn_s};
   }
 
   int tiers() const { return static_cast<int>(m_.tiers.size()) + 1; }

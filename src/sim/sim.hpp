@@ -49,13 +49,17 @@ struct Machine {
 };
 
 /// The application: `records` writes of `record_bytes` (ids 0..n-1), each
-/// after `compute_per_write_s`, then the reads of the schedule, each followed
-/// by `compute_per_read_s`.
+/// after `compute_per_write_s`, then `compute_at_turn_s`, then the reads of
+/// the schedule, each followed by `compute_per_read_s`.
 struct Workload {
   std::uint64_t record_bytes = 0;
   std::uint32_t records = 0;
   double compute_per_write_s = 0;
   double compute_per_read_s = 0;
+  /// Between the last write and the first read, as in an adjoint code whose
+  /// backward sweep computes before its first read (the bench's micro and
+  /// rtm: io_ratio steps): every record is live through it (bound.hpp).
+  double compute_at_turn_s = 0;
   Schedule::Kind schedule = Schedule::Kind::lifo;
   /// explicit_order: ids in read order (an id may repeat); lifo and fifo
   /// read every record once, newest or oldest first.

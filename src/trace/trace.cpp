@@ -50,6 +50,7 @@ struct Event {
   std::uint64_t start_ns;
   std::uint64_t end_ns;
   std::uint64_t bytes;
+  std::uint64_t record;    ///< the record's id + 1; 0 = none (span_record())
   std::uint32_t name;      ///< index into Buffer::strings
   std::uint32_t category;  ///< index into Buffer::strings
 };
@@ -62,7 +63,7 @@ struct StringHash {
 /// One thread's events. Everything below `mu` is guarded by it.
 class Buffer {
  public:
-  static constexpr std::size_t kChunkEvents = 4096;  // 128 KiB: growth never copies old events
+  static constexpr std::size_t kChunkEvents = 4096;  // 160 KiB: growth never copies old events
 
   explicit Buffer(std::uint32_t tid) : tid(tid) {}
   const std::uint32_t tid;  ///< the "tid" of this thread's events in the trace
@@ -255,9 +256,10 @@ bool enabled() noexcept { return g_enabled.load(std::memory_order_relaxed); }
 
 std::uint64_t now_ns() noexcept { return steady_ns(); }
 
-void span(std::string_view name, std::string_view category, std::uint64_t start_ns, std::uint64_t end_ns,
-          std::uint64_t bytes) {
-  if (!enabled()) return;
+namespace {
+
+void record_span(std::string_view name, std::string_view category, std::uint64_t start_ns, std::uint64_t end_ns,
+                 std::uint64_t bytes, std::uint64_t record) {
   // Reserve a place under the bound first, so the bound holds across threads.
   if (g_recorded.fetch_add(1, std::memory_order_relaxed) >= g_max_events.load(std::memory_order_relaxed)) {
     g_recorded.fetch_sub(1, std::memory_order_relaxed);
@@ -267,11 +269,23 @@ void span(std::string_view name, std::string_view category, std::uint64_t start_
   try {
     Buffer& b = local_buffer();
     std::lock_guard lock(b.mu);
-    b.push({start_ns, std::max(start_ns, end_ns), bytes, b.intern(name), b.intern(category)});
+    b.push({start_ns, std::max(start_ns, end_ns), bytes, record, b.intern(name), b.intern(category)});
   } catch (...) {  // out of memory: a lost event, never a lost application
     g_recorded.fetch_sub(1, std::memory_order_relaxed);
     g_dropped.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+}  // namespace
+
+void span(std::string_view name, std::string_view category, std::uint64_t start_ns, std::uint64_t end_ns,
+          std::uint64_t bytes) {
+  if (enabled()) record_span(name, category, start_ns, end_ns, bytes, 0);
+}
+
+void span_record(std::string_view name, std::string_view category, std::uint64_t start_ns, std::uint64_t end_ns,
+                 std::uint64_t bytes, std::uint64_t record_id) {
+  if (enabled()) record_span(name, category, start_ns, end_ns, bytes, record_id + 1);
 }
 
 void name_thread(std::string_view name) {
@@ -345,7 +359,12 @@ std::string chrome_json() {
       append_string(out, strings[e.category]);
       fmt::format_to(std::back_inserter(out), ",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},\"pid\":1,\"tid\":{}",
                      micros(e.start_ns, origin), double(e.end_ns - e.start_ns) / 1e3, buffer->tid);
-      if (e.bytes) fmt::format_to(std::back_inserter(out), ",\"args\":{{\"bytes\":{}}}", e.bytes);
+      if (e.bytes && e.record)
+        fmt::format_to(std::back_inserter(out), ",\"args\":{{\"bytes\":{},\"id\":{}}}", e.bytes, e.record - 1);
+      else if (e.bytes)
+        fmt::format_to(std::back_inserter(out), ",\"args\":{{\"bytes\":{}}}", e.bytes);
+      else if (e.record)
+        fmt::format_to(std::back_inserter(out), ",\"args\":{{\"id\":{}}}", e.record - 1);
       out += '}';
     }
   }

@@ -53,6 +53,11 @@ class TraceEngine : public ::testing::Test {
 };
 
 std::uint64_t bytes_of(const json& e) { return e.contains("args") ? e["args"].value("bytes", 0ull) : 0; }
+/// The record a helper's span names in its arguments, if any.
+std::optional<std::uint64_t> id_of(const json& e) {
+  if (!e.contains("args") || !e["args"].contains("id")) return std::nullopt;
+  return e["args"]["id"].get<std::uint64_t>();
+}
 
 mlbs::Config three_tiers(const TempDir& dir) {
   mlbs::Config cfg;
@@ -99,6 +104,7 @@ TEST_F(TraceEngine, ThreeTierLifoTracesHelperOpsAndCopies) {
   const std::regex remove_name(R"(remove (\d+))");
   std::map<std::string, std::uint64_t> per_category;
   std::uint64_t slot_copies = 0, down = 0, prefetch_to_dram = 0, demand = 0, cancelled = 0;
+  std::map<std::uint64_t, unsigned> moves_of;  // record id -> helper copies that name it
   for (const json& e : all) {
     const std::string name = e.at("name"), cat = e.at("cat");
     ++per_category[cat];
@@ -107,6 +113,9 @@ TEST_F(TraceEngine, ThreeTierLifoTracesHelperOpsAndCopies) {
       const int src = std::stoi(m[2]), dst = std::stoi(m[3]);
       EXPECT_EQ(cat, "tier" + std::to_string(dst > 0 ? dst : src)) << name;
       EXPECT_EQ(bytes_of(e), kRecBytes) << name;
+      const auto id = id_of(e);
+      EXPECT_TRUE(id && *id < n) << name << " names the record it moved";
+      if (id) ++moves_of[*id];
       EXPECT_EQ(names.at(e.at("tid").get<int>()).rfind("helper ", 0), 0u) << name << " off a helper";
       EXPECT_EQ(m[1] == "writeback", src == 0) << name << ": writebacks leave DRAM, copies join file tiers";
       if (m[4].matched) {
@@ -119,6 +128,7 @@ TEST_F(TraceEngine, ThreeTierLifoTracesHelperOpsAndCopies) {
       if (m[1] == "demand") ++demand;
     } else if (std::regex_match(name, m, remove_name)) {
       EXPECT_EQ(cat, "tier" + std::string(m[1])) << name;
+      EXPECT_TRUE(id_of(e) && *id_of(e) < n) << name << " names the record whose copy it removed";
     } else if (name == "copy into slot") {
       EXPECT_EQ(cat, "copy");
       EXPECT_EQ(bytes_of(e), kRecBytes);
@@ -134,6 +144,8 @@ TEST_F(TraceEngine, ThreeTierLifoTracesHelperOpsAndCopies) {
   EXPECT_EQ(cancelled, st.cancelled_copies);
   EXPECT_EQ(prefetch_to_dram, st.prefetches);
   EXPECT_EQ(demand, st.demand_fetches);
+  // DRAM holds 3 of the 24 records: the other 21 at least went down, each span naming its own.
+  EXPECT_GE(moves_of.size(), n - 3);
   std::set<std::string> named;
   for (const auto& [tid, name] : names) named.insert(name);
   EXPECT_TRUE(named.count("helper 0"));

@@ -73,6 +73,20 @@ TEST(Sim, IoSpanAddsTheFirstWritesAndTheLastReadsCompute) {
   EXPECT_NEAR(partial.io_span_s, 0.03 + partial.least_io_s, 1e-9);
 }
 
+// Compute between the last write and the first read (the bench's turn): the slow tier, holding what DRAM and
+// the full fast tier cannot, idles through it, in the model as in the bound, and no run beats that.
+TEST(Sim, TheTurnsComputeIsInTheRunAndInTheBound) {
+  Workload w = records(16, 0.005);
+  w.compute_per_write_s = 0.03;
+  const Result plain = simulate(two_tiers(32 * kMiB, 96 * kMiB), w);
+  w.compute_at_turn_s = 0.04;
+  const Result turn = simulate(two_tiers(32 * kMiB, 96 * kMiB), w);
+  EXPECT_NEAR(turn.compute_s, plain.compute_s + 0.04, 1e-9);
+  EXPECT_NEAR(turn.io_span_s, 0.03 + turn.least_io_s + 0.04 + 0.005, 1e-9);
+  EXPECT_GE(turn.wall_s, turn.bound_s - 1e-9);
+  EXPECT_GE(turn.wall_s, plain.wall_s + 0.04 - 1e-9) << "the slow tier cannot use the turn";
+}
+
 // Compute-bound: the helpers hide the I/O; blocking is a small share of wall.
 TEST(Sim, ComputeBoundHidesTheIo) {
   const Result r = simulate(two_tiers(64 * kMiB, 128 * kMiB), records(32, 0.2));

@@ -136,6 +136,18 @@ TEST_F(Trace, ChromeJsonHasTheExpectedFields) {
   EXPECT_EQ(all[0].at("tid"), all[1].at("tid"));  // one thread, one tid
 }
 
+// A helper's span of one record carries its id beside its bytes; id 0 is an id, not "none".
+TEST_F(Trace, RecordSpansNameTheirRecord) {
+  trace::enable();
+  const std::uint64_t t = trace::now_ns();
+  trace::span_record("writeback 0->1", "tier1", t, t + 2'000, 4096, 7);
+  trace::span_record("remove 1", "tier1", t + 3'000, t + 4'000, 0, 0);
+  const auto all = spans(parsed());
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(find_span(all, "writeback 0->1")->at("args"), (json{{"bytes", 4096}, {"id", 7}}));
+  EXPECT_EQ(find_span(all, "remove 1")->at("args"), (json{{"id", 0}}));
+}
+
 // Names and categories with quotes, backslashes, control characters and UTF-8 stay valid JSON.
 TEST_F(Trace, EscapesNames) {
   trace::enable();

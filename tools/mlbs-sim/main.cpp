@@ -102,7 +102,8 @@ void print(const Result& r) {
 
 int main(int argc, char** argv) {
   CLI::App app{"mlbs-sim: predicts what mlbs's planner reaches on a given machine and workload"};
-  std::string dram = "1GiB", record = "64MiB", copy_bw = "16GiB", write_s = "0", read_s, schedule = "lifo", json,
+  std::string dram = "1GiB", record = "64MiB", copy_bw = "16GiB", write_s = "0", read_s, turn_s = "0",
+              schedule = "lifo", json,
               encode_bw = "0", decode_bw = "0";
   std::vector<std::string> tier_specs;
   std::vector<std::uint64_t> order;
@@ -119,6 +120,8 @@ int main(int argc, char** argv) {
   app.add_option("--records", w.records, "records written")->capture_default_str();
   app.add_option("--compute-write", write_s, "compute before each write (e.g. 20ms)")->capture_default_str();
   app.add_option("--compute-read", read_s, "compute after each read (default: as --compute-write)");
+  app.add_option("--compute-turn", turn_s, "compute between the last write and the first read (e.g. 35ms)")
+      ->capture_default_str();
   app.add_option("--schedule", schedule, "read order: lifo, fifo or explicit (with --order)")
       ->check(CLI::IsMember({"lifo", "fifo", "explicit"}))
       ->capture_default_str();
@@ -145,6 +148,7 @@ int main(int argc, char** argv) {
     w.record_bytes = mlbs::parse_size(record, "--record");
     w.compute_per_write_s = parse_seconds(write_s, "--compute-write");
     w.compute_per_read_s = read_s.empty() ? w.compute_per_write_s : parse_seconds(read_s, "--compute-read");
+    w.compute_at_turn_s = parse_seconds(turn_s, "--compute-turn");
     w.schedule = schedule == "lifo"   ? mlbs::Schedule::Kind::lifo
                  : schedule == "fifo" ? mlbs::Schedule::Kind::fifo
                                       : mlbs::Schedule::Kind::explicit_order;
