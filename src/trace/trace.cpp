@@ -24,6 +24,7 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -359,12 +360,12 @@ std::string chrome_json() {
       append_string(out, strings[e.category]);
       fmt::format_to(std::back_inserter(out), ",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},\"pid\":1,\"tid\":{}",
                      micros(e.start_ns, origin), double(e.end_ns - e.start_ns) / 1e3, buffer->tid);
-      if (e.bytes && e.record)
-        fmt::format_to(std::back_inserter(out), ",\"args\":{{\"bytes\":{},\"id\":{}}}", e.bytes, e.record - 1);
-      else if (e.bytes)
-        fmt::format_to(std::back_inserter(out), ",\"args\":{{\"bytes\":{}}}", e.bytes);
-      else if (e.record)
-        fmt::format_to(std::back_inserter(out), ",\"args\":{{\"id\":{}}}", e.record - 1);
+      // The args that are set, each after a ',' or the object's opening '{'.
+      char sep = '{';
+      if (e.bytes || e.record) out += ",\"args\":";
+      if (e.bytes) fmt::format_to(std::back_inserter(out), "{}\"bytes\":{}", std::exchange(sep, ','), e.bytes);
+      if (e.record) fmt::format_to(std::back_inserter(out), "{}\"id\":{}", std::exchange(sep, ','), e.record - 1);
+      if (sep == ',') out += '}';
       out += '}';
     }
   }
