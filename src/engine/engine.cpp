@@ -87,7 +87,7 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     cores = auto_helper_cores(allowed, application_threads(allowed), cfg_.helper_threads);
   }
   // Per helper: staging for copies between two file tiers, which the pool's
-  // pre-fault thread populates after the slots (a helper touching 8 MiB in
+  // pre-fault thread populates before the slots (a helper touching 8 MiB in
   // its first such copy took 35-55 ms of the slower tier's time on two busy
   // cores), and codec frames.
   staging_.resize(cfg_.helper_threads);

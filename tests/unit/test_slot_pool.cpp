@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -275,10 +276,10 @@ std::size_t resident_pages(const std::byte* data, std::size_t bytes) {
   return static_cast<std::size_t>(std::count_if(vec.begin(), vec.end(), [](unsigned char v) { return v & 1; }));
 }
 
-// Scratch beside the budget (helpers' staging) is populated by the pre-fault thread after the arena, keeps
-// what was written into it, counts nothing against the budget and outlives the pool; asked for once
-// pre-faulting has started, it comes populated.
-TEST(SlotPool, ScratchIsPopulatedAfterTheArena) {
+// Scratch beside the budget (helpers' staging) is populated by the pre-fault thread, keeps what was written
+// into it, counts nothing against the budget and outlives the pool; asked for once pre-faulting has
+// started, it comes populated.
+TEST(SlotPool, ScratchIsPopulatedBesideTheArena) {
   constexpr std::size_t kScratch = 64u << 20;  // a fresh mapping of its own: untouched until populated
   Block early, late;
   {
@@ -318,6 +319,21 @@ TEST(Block, ZeroedBlocksAreZeroAndGoBackWhole) {
     b.swap(other);
     EXPECT_EQ(other.data()[bytes - 1], std::byte{0xab});
   }
+}
+
+// The scratch is populated before the arena: staging is on the slowest tier's path, a slot only on the
+// copy into it (the arena's first step is there only once all of the scratch is).
+TEST(SlotPool, ScratchIsPopulatedBeforeTheArena) {
+  constexpr std::size_t kArena = 64u << 20, kScratch = 8u << 20;
+  SlotPool pool(kArena, false);
+  const Block staging = pool.scratch(kScratch);
+  pool.start_prefault();
+  // Until the arena's first step is in (bounded: a thread that ran out of memory stops short). The
+  // pre-fault thread runs at SCHED_IDLE: yield the core to it.
+  for (long scan = 0; scan < 100000000 && pool.prefaulted_bytes() == 0; ++scan) std::this_thread::yield();
+  ASSERT_GT(pool.prefaulted_bytes(), 0u);
+  EXPECT_EQ(resident_pages(staging.data(), kScratch), kScratch / kPage);
+  pool.wait_prefaulted();
 }
 
 }  // namespace

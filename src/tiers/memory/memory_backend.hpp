@@ -39,7 +39,7 @@ class MemoryBackend final : public Backend {
   /// `replacement`, of equal capacity, takes its place as a free spare.
   void exchange_slot(std::size_t capacity, detail::Block replacement) noexcept;
   std::uint64_t fallback_allocations() const;
-  /// Memory beside the budget, pre-faulted after the slots (SlotPool::scratch()).
+  /// Memory beside the budget, pre-faulted before the slots (SlotPool::scratch()).
   detail::Block scratch(std::size_t bytes);
 
  private:

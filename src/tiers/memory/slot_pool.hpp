@@ -57,9 +57,9 @@ class SlotPool {
   /// Bytes of the arena populated so far (all of it once pre-faulting is done).
   std::uint64_t prefaulted_bytes() const noexcept;
   /// A block of `bytes` beside the budget (helpers' staging for copies
-  /// between file tiers), populated by the pre-fault thread after the arena,
-  /// so that no copy on a slower tier's path pays its first touch. Asked for
-  /// once pre-faulting has started, it is touched now instead.
+  /// between file tiers), populated by the pre-fault thread before the
+  /// arena, so that no copy on a slower tier's path pays its first touch.
+  /// Asked for once pre-faulting has started, it is touched now instead.
   detail::Block scratch(std::size_t bytes);
   /// Starts populating the arena in a background thread (once). Each step
   /// holds the process's memory-map lock for a huge page's first touch
