@@ -29,7 +29,9 @@ struct Sink {
 
 /// Moves `size` bytes from `from` to `to`. A side in memory is whole, so the
 /// record goes in one call (io_uring then keeps its queue depth in flight
-/// across the record); between two tiers, or from a tier to nowhere, the
+/// across the record), but for a verified read into memory, which goes in
+/// held pieces, each hashed while the next is read (the queue stays full
+/// across them); between two tiers, or from a tier to nowhere, the
 /// bytes pass through `staging` (needed only then), its capacity at a time,
 /// and between two tiers up to half of it at a time: the next chunk is read
 /// while the last is written (held, as below, until the writer's commit()),

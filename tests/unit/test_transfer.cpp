@@ -33,6 +33,35 @@ struct Object : mlbs::tiers::ObjectReader, mlbs::tiers::ObjectWriter {
   void commit(bool) override {}
 };
 
+/// A reader whose held bytes arrive only once the next read is queued behind them, or at wait_held().
+struct Logged final : mlbs::tiers::ObjectReader {
+  struct Pending {
+    std::uint64_t offset;
+    std::byte* data;
+    std::size_t n;
+  };
+  std::vector<std::byte> bytes;
+  std::vector<std::string>* log = nullptr;
+  std::vector<Pending> pending;
+  void arrive() {
+    for (const Pending& p : pending) {
+      std::memcpy(p.data, bytes.data() + p.offset, p.n);
+      log->push_back("arrived " + std::to_string(p.offset));
+    }
+    pending.clear();
+  }
+  void read(std::uint64_t offset, std::byte* data, std::size_t n) override {
+    log->push_back("whole " + std::to_string(offset));
+    std::memcpy(data, bytes.data() + offset, n);
+  }
+  void read_held(std::uint64_t offset, std::byte* data, std::size_t n) override {
+    log->push_back("read " + std::to_string(offset));
+    arrive();  // the ones held before
+    pending.push_back({offset, data, n});
+  }
+  void wait_held() override { arrive(); }
+};
+
 std::vector<std::byte> pattern(std::size_t n) {
   std::vector<std::byte> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = std::byte(static_cast<unsigned char>(i * 7 + 3));
@@ -86,6 +115,34 @@ TEST(Transfer, TierToMemoryIsOneWholeRead) {
   EXPECT_EQ(src.calls, std::vector<std::size_t>{src.bytes.size()});
 }
 
+// A verified read into DRAM goes in held pieces (up to a quarter of the record, at least 1 MiB, halving
+// towards the end) straight into the block, each hashed only once it is in, while the next is read: this reader
+// delivers a piece only when the next is queued, so a piece hashed early would give the wrong digest.
+TEST(Transfer, VerifiedTierToMemoryHashesEachPieceWhileTheNextIsRead) {
+  std::vector<std::string> log;
+  Logged src;
+  src.log = &log;
+  const std::size_t mib = 1 << 20;
+  src.bytes = pattern(16 * mib + 4096);
+  Block into = Block::allocate(src.bytes.size());
+  const auto digest = transfer({nullptr, &src}, {into.data(), nullptr}, src.bytes.size(), nullptr, true);
+  EXPECT_EQ(std::memcmp(into.data(), src.bytes.data(), src.bytes.size()), 0);
+  EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
+  std::vector<std::string> reads;
+  for (const std::string& line : log)
+    if (line.starts_with("read ")) reads.push_back(line.substr(5));
+  const std::size_t q = 4 * mib + 4096;  // a quarter, in whole blocks
+  const auto at = [](std::size_t off) { return std::to_string(off); };
+  EXPECT_EQ(reads, (std::vector<std::string>{at(0), at(q), at(2 * q), at(2 * q + 4 * mib), at(2 * q + 6 * mib),
+                                             at(2 * q + 7 * mib)}))
+      << "two quarters, then what is left halved: 4 MiB, 2, 1 and the last 1 MiB less a block";
+  // Unverified, or no larger than the least piece, the read stays one whole read().
+  log.clear();
+  transfer({nullptr, &src}, {into.data(), nullptr}, mib, nullptr, true);
+  transfer({nullptr, &src}, {into.data(), nullptr}, src.bytes.size(), nullptr, false);
+  EXPECT_EQ(log, (std::vector<std::string>{"whole 0", "whole 0"}));
+}
+
 // Between two tiers the bytes pass through staging, its capacity at a time, the last piece short.
 TEST(Transfer, TierToTierGoesThroughStagingInPieces) {
   Object src, dst;
@@ -123,31 +180,6 @@ TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
       held = data, held_off = offset, held_n = n;
     }
     void commit(bool) override { land(); }
-  };
-  /// A reader whose held bytes arrive only once the next read is queued behind them, or at wait_held().
-  struct Logged final : mlbs::tiers::ObjectReader {
-    struct Pending {
-      std::uint64_t offset;
-      std::byte* data;
-      std::size_t n;
-    };
-    std::vector<std::byte> bytes;
-    std::vector<std::string>* log = nullptr;
-    std::vector<Pending> pending;
-    void arrive() {
-      for (const Pending& p : pending) {
-        std::memcpy(p.data, bytes.data() + p.offset, p.n);
-        log->push_back("arrived " + std::to_string(p.offset));
-      }
-      pending.clear();
-    }
-    void read(std::uint64_t, std::byte*, std::size_t) override { FAIL() << "expected held reads"; }
-    void read_held(std::uint64_t offset, std::byte* data, std::size_t n) override {
-      log->push_back("read " + std::to_string(offset));
-      arrive();  // the ones held before
-      pending.push_back({offset, data, n});
-    }
-    void wait_held() override { arrive(); }
   };
   std::vector<std::string> log;
   Logged src;
