@@ -77,8 +77,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
       const std::uint64_t left = size - read_to;
       if (left == 0) return false;
       chunk = chunk ? std::min(most, 2 * chunk) : first;
-      const std::uint64_t down =
-          std::max(first, (left / 2 + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign);
+      const std::uint64_t down = std::max<std::uint64_t>(first, detail::round_up_block(left / 2));
       const std::uint64_t n = read_to ? std::min({chunk, left, down}) : std::min(chunk, left);
       const std::uint64_t b = issued++ % kPieces;
       at[b] = read_to;
@@ -106,14 +105,13 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     // byte. Hashed after one whole read, a 16 MiB record held its tier idle
     // 1-4 ms per copy: on the slowest tier, for every copy up from it.
     check();
-    const std::uint64_t quarter = (size / 4 + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign;
-    const std::uint64_t most = std::max(kLeastHashedPiece, quarter);
+    const std::uint64_t most = std::max<std::uint64_t>(kLeastHashedPiece, detail::round_up_block(size / 4));
     std::uint64_t at = 0, held_at = 0, held = 0;
     while (at < size) {
       const std::uint64_t left = size - at;
       std::uint64_t n = std::min(most, left);
       if (left < 2 * most && left > kLeastHashedPiece)
-        n = std::max(kLeastHashedPiece, (left / 2 + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign);
+        n = std::max<std::uint64_t>(kLeastHashedPiece, detail::round_up_block(left / 2));
       from.reader->read_held(at, to.memory + at, static_cast<std::size_t>(n));
       if (held) sum.update(to.memory + held_at, static_cast<std::size_t>(held));
       held_at = at, held = n;
