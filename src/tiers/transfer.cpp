@@ -108,10 +108,10 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
     const std::uint64_t most = std::max<std::uint64_t>(kLeastHashedPiece, detail::round_up_block(size / 4));
     std::uint64_t at = 0, held_at = 0, held = 0;
     while (at < size) {
+      // As the ramp down between two tiers: half of what is left once that is under two pieces.
       const std::uint64_t left = size - at;
-      std::uint64_t n = std::min(most, left);
-      if (left < 2 * most && left > kLeastHashedPiece)
-        n = std::max<std::uint64_t>(kLeastHashedPiece, detail::round_up_block(left / 2));
+      const std::uint64_t n =
+          std::min({most, left, std::max<std::uint64_t>(kLeastHashedPiece, detail::round_up_block(left / 2))});
       from.reader->read_held(at, to.memory + at, static_cast<std::size_t>(n));
       if (held) sum.update(to.memory + held_at, static_cast<std::size_t>(held));
       held_at = at, held = n;
