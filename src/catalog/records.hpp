@@ -63,6 +63,10 @@ struct Record {
   detail::Block slot;               ///< the DRAM copy when copies & bit(0)
   std::uint64_t last_use = 0;       ///< LRU clock (unknown schedule)
   bool busy = false;                ///< a helper is copying it
+  /// While a helper copies it: the tiers that copy reads and writes (0 for
+  /// any other use of `busy`). One between two file tiers needs neither the
+  /// DRAM copy nor its slot, which may then go (engine/policies dram_room).
+  TierMask copying_on = 0;
   /// The tier a copy ahead (engine/policies copy_ahead) is making its second
   /// copy on, while busy; -1 otherwise. Placement counts that copy as made:
   /// the record gives way to the next write as soon as it lands.

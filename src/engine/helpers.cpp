@@ -291,6 +291,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   }
   Record& r = *op.rec;
   r.busy = false;
+  r.copying_on = 0;
   r.ahead = -1;
   for (int t : {op.src, op.dst})
     if (t > 0) --tiers_[t].copies_in_flight;

@@ -343,6 +343,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
     }
   }
   r.busy = true;
+  r.copying_on = bit(src) | bit(dst);
   if (why == policies::Purpose::copy_ahead) r.ahead = dst;
   if (why == policies::Purpose::stage) r.staged = dst;
   for (int t : {src, dst})

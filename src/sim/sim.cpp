@@ -318,6 +318,7 @@ class Model {
       if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, x.rec->id, "copy ahead, cancelled"});
       used_[std::size_t(x.dst)] -= x.rec->file_bytes();
       x.rec->busy = false;
+      x.rec->copying_on = 0;
       x.rec->ahead = -1;
       if (x.rec->retired) erase(*x.rec);
     }
@@ -465,6 +466,7 @@ class Model {
       }
       peak(d->dst);
       r.busy = true;
+      r.copying_on = bit(src) | bit(d->dst);
       if (d->purpose == pol::Purpose::copy_ahead) r.ahead = d->dst;
       if (d->purpose == pol::Purpose::stage) r.staged = d->dst;
       const bool framed_up = d->dst == 0 && r.stored;
@@ -487,6 +489,7 @@ class Model {
     Record& r = *x.rec;
     if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, r.id, pol::to_string(x.why)});
     r.busy = false;
+    r.copying_on = 0;
     r.ahead = -1;
     r.copies |= bit(x.dst);
     if (x.why == pol::Purpose::copy_ahead && x.src == 0) r.ahead_from_dram = x.dst;

@@ -186,6 +186,22 @@ TEST(Room, DramSparesWhatMustStay) {
   EXPECT_EQ(dram_room(s.view(), kRec, 5), drops({{0, 0}}));
 }
 
+// A record busy with a copy between two file tiers gives its DRAM copy up; one whose copy reads or fills DRAM, or
+// busy otherwise (a direct read), keeps it.
+TEST(Room, DramTakesTheCopyOfARecordMovingBetweenFileTiers) {
+  Scene s(3);
+  s.tiers[0].free_bytes = 0;
+  Record& ahead = s.add(bit(0) | bit(1), 1);  // a copy ahead 1->2
+  ahead.busy = true;
+  ahead.copying_on = bit(1) | bit(2);
+  Record& down = s.add(bit(0) | bit(1), 1);   // its slot being read, 0->2
+  down.busy = true;
+  down.copying_on = bit(0) | bit(2);
+  s.add(bit(0) | bit(1), 1).busy = true;      // busy with no copy named
+  EXPECT_EQ(dram_room(s.view(), kRec, 99), drops({{0, 0}}));
+  EXPECT_EQ(dram_room(s.view(), 2 * kRec, 99), std::nullopt);
+}
+
 // When dropping every candidate would still not make room, nothing is dropped.
 TEST(Room, DramAllOrNothing) {
   Scene s(2);
