@@ -19,7 +19,7 @@
 //   physical bound = max(t_kernel + t_copy,
 //                        t_lead + max(least I/O time, peak I/O time + t_turn) + t_tail)
 //
-// (t_kernel: the least kernel time of the group's runs, sync's by intent;
+// (t_kernel: the kernel time of the group's sync run;
 // t_lead, t_tail: the least compute before the first write and after the
 // last read, which no I/O can overlap; t_turn: the least compute between
 // the last write and the first read, through which the last tier idles when
