@@ -19,11 +19,11 @@
 //   physical bound = max(t_kernel + t_copy,
 //                        t_lead + max(least I/O time, peak I/O time + t_turn) + t_tail)
 //
-// (t_kernel: the kernel time of the group's sync run;
-// t_lead, t_tail: the least compute before the first write and after the
-// last read, which no I/O can overlap; t_turn: the least compute between
-// the last write and the first read, through which the last tier idles when
-// every record is live and the tiers above it are full; io_span_s)
+// (t_kernel: the kernel time of the group's sync run, or the run's own where
+// that is less; t_lead, t_tail: the least compute before the first write and
+// after the last read, which no I/O can overlap; t_turn: the least compute
+// between the last write and the first read, through which the last tier
+// idles when every record is live and the tiers above it are full; io_span_s)
 //
 // where the least I/O time is that of the bytes the DRAM budget cannot hold,
 // written down and read back, split over the file tiers as their capacities

@@ -48,7 +48,8 @@ struct RunResult {
   /// least_io_s after the group's least lead compute and before its least tail
   /// compute (model::io_span_s): the least time the run's I/O side spans
   double io_span_s = 0;
-  double physical_bound_s = 0;      ///< max(sync's kernel_s + copy_s, io_span_s); 0 without mlbs tiers
+  /// max(min(sync's kernel_s, its own) + copy_s, io_span_s); 0 without mlbs tiers
+  double physical_bound_s = 0;
   /// mlbs with a codec that stored frames: raw / stored bytes on the file
   /// tiers, and the physical bound over the stored bytes at that ratio (0: no codec).
   double codec_ratio = 0;
@@ -110,9 +111,9 @@ std::string hex64(std::uint64_t v);
 /// run the speedups stay 0. The physical bound comes from the hierarchy the
 /// group's mlbs-style run reports (its memory tier's capacity, each file
 /// tier's capacity and bandwidth cap, or its observed bandwidth where it has
-/// no cap) with sync's kernel time (the group's least without a sync run)
-/// and the group's least compute edges; `persistent`: the
-/// last tier owes a copy of every record.
+/// no cap) with sync's kernel time or the run's own where less (the group's
+/// least without a sync run) and the group's least compute edges;
+/// `persistent`: the last tier owes a copy of every record.
 void apply_model(std::vector<RunResult>& group, bool persistent = false);
 
 nlohmann::json to_json(const RunResult& r);
