@@ -402,6 +402,7 @@ class Model {
   pol::View view() {
     views_.assign(std::size_t(tiers()), {});
     views_[0].free_bytes = dram_free();
+    views_[0].capacity_bytes = m_.dram_bytes;
     views_[0].write_behind = wb_[0];
     for (int t = 1; t <= last(); ++t)
       views_[std::size_t(t)] = {file_free(t), file(t).capacity_bytes, false, wb_[std::size_t(t)]};

@@ -488,11 +488,74 @@ TEST(Policies, ARecordCopiedAheadFromDramIsDrainedToItsTargetBeforeItsSlotGoes) 
   const auto room = dram_room(s.view(), kRec, 99);
   ASSERT_TRUE(room);
   EXPECT_EQ(room->size(), 1u);
-  s.writing = false;  // reads began: a record held with a copy below its target is an ordinary one
+  s.writing = s.write_waits = false;  // reads began: its DRAM copy is borrowed (fetch_via_dram)
   r.copies = bit(0) | bit(2);
-  EXPECT_FALSE(drain_dram(s.view(), notes));
-  EXPECT_FALSE(drain_ahead(s.view(), notes));
-  EXPECT_TRUE(dram_room(s.view(), kRec, 99));
+  EXPECT_FALSE(drain_dram(s.view(), notes)) << "the slower tier's next fetch has the target's room first";
+  const auto up = drain_ahead(s.view(), notes);
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->dst, 1);
+  EXPECT_EQ(up->drops, drops({{0, 2}})) << "it moves up: its copy below the target goes";
+  EXPECT_TRUE(dram_room(s.view(), kRec, 99)) << "an application call may still take its slot, last";
+}
+
+// At the turn the slow tier's next record comes up into a free DRAM slot when the fast tier has no room
+// for it, ahead of a record placed in DRAM that the fast tier delivers later in a fraction of the time.
+TEST(Policies, TheSlowTiersNextRecordComesUpThroughAFreeDramSlot) {
+  const auto base = [] {
+    Scene s(3);
+    s.prefetching = true;
+    s.tiers[0].capacity_bytes = 2 * kRec;
+    s.tiers[0].free_bytes = kRec;
+    s.tiers[1].capacity_bytes = 2 * kRec;
+    s.tiers[1].free_bytes = 0;
+    s.add(bit(0), 1, true);  // read next, in DRAM
+    s.add(bit(1), 1, true);  // then one the fast tier holds
+    s.add(bit(1), 1);
+    s.add(bit(2), 2);  // the slow tier's first
+    s.add(bit(2), 2);
+    return s;
+  };
+  const auto decide = decider(next, base);
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::prefetch_file);
+  EXPECT_EQ(d->record, 3u);
+  EXPECT_EQ(d->src, 2);
+  EXPECT_EQ(d->dst, 0);
+  EXPECT_TRUE(d->drops.empty());
+  // Otherwise the record placed in DRAM takes the slot.
+  const auto placed = [&](auto change) {
+    const auto e = decide(change);
+    return e && e->purpose == Purpose::prefetch_dram && e->record == 1u;
+  };
+  EXPECT_TRUE(placed([](Scene& s) { s.writing = true; })) << "writes still come down";
+  EXPECT_TRUE(placed([](Scene& s) { s.records[1].copies = bit(2); })) << "the record placed in DRAM is on the slow tier too";
+  EXPECT_TRUE(placed([](Scene& s) { s.tiers[0].capacity_bytes = kRec; })) << "DRAM has one slot: nothing else could cycle";
+  EXPECT_TRUE(placed([](Scene& s) { s.tiers[2].fetches_in_flight = 1; })) << "the slow tier is fetching already";
+  EXPECT_TRUE(placed([](Scene& s) {
+    s.records[4].copies = bit(0) | bit(2);  // borrowed already
+    s.tiers[0].free_bytes = 2 * kRec;
+  })) << "one borrowed record at a time";
+  EXPECT_TRUE(placed([](Scene& s) { s.tiers[1].free_bytes = kRec; })) << "the fast tier has room: placement moves it there";
+}
+
+// A borrowed record's slot is not room a prefetch makes: the slow tier would read it again.
+TEST(Policies, APrefetchDoesNotTakeABorrowedSlot) {
+  Scene s(3);
+  s.prefetching = true;
+  s.tiers[0].capacity_bytes = 2 * kRec;
+  s.tiers[0].free_bytes = 0;
+  s.tiers[1].free_bytes = 0;
+  s.add(bit(0), 1, true);
+  s.add(bit(1), 1, true);
+  s.add(bit(0) | bit(2), 2);  // borrowed: up from the slow tier, placed below DRAM
+  Notes notes;
+  EXPECT_FALSE(prefetch_dram(s.view(), notes));
+  const auto room = dram_room(s.view(), kRec, 1);
+  ASSERT_TRUE(room) << "a read waiting for its record may take it, last";
+  EXPECT_EQ(room->front().record, 2u);
+  s.add(bit(0) | bit(1), 1);  // a record the fast tier holds too goes first
+  EXPECT_EQ(dram_room(s.view(), kRec, 1)->front().record, 3u);
 }
 
 // Copy ahead comes last: any other decision goes first.

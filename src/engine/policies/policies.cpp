@@ -1,5 +1,6 @@
 #include "engine/policies/policies.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "mlbs/detail/block.hpp"
@@ -59,6 +60,15 @@ bool ahead_of_its_target(const View& v, const Record& r) {
          !(r.copies & ~bit(0) & (bit(r.dir_target + 1) - 1));
 }
 
+/// Reads under way, and DRAM holds a record placement does not want there
+/// whose file copies are all below the fastest file tier: fetched up through
+/// DRAM (fetch_via_dram()), or copied ahead from DRAM and left there. Its
+/// DRAM copy is the fast way up: dropping it would have a slower tier, often
+/// the bottleneck, read it again.
+bool borrowed(const View& v, const Record& r) {
+  return !v.writing && !r.want_mem && (r.copies & bit(0)) && fastest_copy(r, v.last(), 0) > 1;
+}
+
 Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> drops) {
   return Decision{why, i, src, dst, std::move(drops)};
 }
@@ -89,12 +99,17 @@ std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, s
   // there from DRAM (drain_dram's durable records), which would be filled
   // from a slower tier later instead.
   // Never one whose only file copy is a copy ahead below its target:
-  // drain_dram() gives it its target copy first.
-  const auto settled = [](const Record& r) { return r.dir_target < 0 || (r.copies & bit(r.dir_target)); };
-  for (const bool any : {false, true})
+  // drain_dram() gives it its target copy first. A borrowed one (its file
+  // copies below its target, reads under way) goes last of all.
+  enum Pass { at_target, not_yet, borrowed_last };
+  const auto pass_of = [&v](const Record& r) {
+    if (borrowed(v, r)) return borrowed_last;
+    return r.dir_target < 0 || (r.copies & bit(r.dir_target)) ? at_target : not_yet;
+  };
+  for (const Pass pass : {at_target, not_yet, borrowed_last})
     for (std::size_t i = v.ranked.size(); i-- > 0 && !dram_fits(bytes, free);) {
       const Record& r = *v.ranked[i];
-      if (i == except || !dram_copy_free(r) || r.pins || (r.want_mem && wishes == Wishes::keep) || settled(r) == any)
+      if (i == except || !dram_copy_free(r) || r.pins || (r.want_mem && wishes == Wishes::keep) || pass_of(r) != pass)
         continue;
       if (ahead_of_its_target(v, r)) continue;
       if ((r.copies & bit(0)) && (r.copies & ~bit(0))) {
@@ -147,7 +162,9 @@ std::optional<Decision> drain(const View& v, Notes& notes, bool ahead) {
     const Record& r = *v.ranked[i];
     if (!idle(r) || r.want_mem || !(r.copies & bit(0)) || r.dir_target < 0) continue;
     int dst = r.dir_target;
-    const bool copied_ahead = !v.persistent && r.copies != bit(0) && ahead_of_its_target(v, r);
+    const bool lent = borrowed(v, r);
+    if (lent && (r.copies & ~bit(0) & (bit(dst + 1) - 1))) continue;  // its target is where its copy is: it stays
+    const bool copied_ahead = !v.persistent && r.copies != bit(0) && (ahead_of_its_target(v, r) || lent);
     if (ahead != copied_ahead) continue;
     if (r.copies == bit(0)) {
       if (needs_persist(v, r)) dst = v.last();
@@ -158,7 +175,14 @@ std::optional<Decision> drain(const View& v, Notes& notes, bool ahead) {
     // Also a durable record whose only file copy is the durable one, placed
     // above it: its DRAM copy is the cheap source, before its slot is given
     // up (else the target is filled later by reading the last tier back).
-    if (auto drops = file_room(v, dst, r.plan_bytes(), i, notes)) return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
+    if (auto drops = file_room(v, dst, r.plan_bytes(), i, notes)) {
+      // A borrowed record moves up, as it would have without DRAM between:
+      // its copies below the target go (scratch holds one file copy).
+      if (lent && !v.persistent)
+        for (int u = dst + 1; u <= v.last(); ++u)
+          if (r.copies & bit(u)) drops->push_back({i, u});
+      return copy(Purpose::drain_dram, i, 0, dst, std::move(*drops));
+    }
   }
   return std::nullopt;
 }
@@ -211,6 +235,40 @@ std::optional<Decision> file_tier_moves(const View& v, Notes& notes) {
   return std::nullopt;
 }
 
+std::optional<Decision> fetch_via_dram(const View& v, Notes&) {
+  if (!v.prefetching || v.writing || v.last() < 2) return std::nullopt;
+  const TierView& dram = v.tiers[0];
+  // The soonest record placement leaves below DRAM whose copies are all
+  // below the fastest file tier; every record placed in DRAM before it
+  // comes from a faster tier than it does (it takes their slot for a while).
+  std::optional<std::size_t> first;
+  int slowest_wanted = 0;  // the slowest source of those placed in DRAM still to come up
+  for (std::size_t i = 0; i < v.ranked.size(); ++i) {
+    const Record& r = *v.ranked[i];
+    if (borrowed(v, r)) return std::nullopt;  // one at a time: the other slots keep the faster tiers' records coming
+    if (first || r.error || (r.copies & bit(0))) continue;
+    const int src = fastest_copy(r, v.last());
+    if (r.want_mem) {
+      slowest_wanted = std::max(slowest_wanted, src);
+    } else if (src > 1) {
+      first = i;
+    }
+  }
+  if (!first) return std::nullopt;
+  const Record& r = *v.ranked[*first];
+  const int src = fastest_copy(r, v.last());
+  const std::uint64_t slot = detail::round_up_block(r.size);
+  if (!idle(r) || slowest_wanted >= src || v.tiers[src].fetches_in_flight || dram.capacity_bytes < 2 * slot ||
+      !dram_fits(r.size, dram.free_bytes))
+    return std::nullopt;
+  // Not when a faster file tier has room for it: prefetch_file() moves it there.
+  for (int u = 1; u < src; ++u) {
+    const TierView& tv = v.tiers[u];
+    if (!tv.full_latched && tv.free_bytes >= r.file_bytes() && !(r.avoid & bit(u))) return std::nullopt;
+  }
+  return copy(Purpose::prefetch_file, *first, src, 0, {});
+}
+
 std::optional<Decision> prefetch_dram(const View& v, Notes&) {
   if (!v.prefetching) return std::nullopt;
   for (std::size_t i = 0; i < v.ranked.size(); ++i) {
@@ -220,7 +278,8 @@ std::optional<Decision> prefetch_dram(const View& v, Notes&) {
     if (src < 0) continue;
     if (src > 0 && v.tiers[src].fetches_in_flight) continue;  // one fetch at a time per tier: soonest first
     auto drops = dram_room(v, r.size, i);
-    if (!drops) break;  // keep the order: no overtaking
+    // Keep the order (no overtaking), and a borrowed copy for the application's calls to take.
+    if (!drops || std::ranges::any_of(*drops, [&](const Drop& d) { return borrowed(v, *v.ranked[d.record]); })) break;
     return copy(Purpose::prefetch_dram, i, src, 0, std::move(*drops));
   }
   return std::nullopt;
@@ -339,9 +398,9 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
 
 std::optional<Decision> next(const View& v, Notes& notes) {
   using Policy = std::optional<Decision> (*)(const View&, Notes&);
-  static constexpr Policy kInOrder[] = {demand_fetch, drain_dram,   file_tier_moves, prefetch_dram,
-                                        prefetch_file, persist,     for_readers,     write_behind,
-                                        copy_ahead,   drain_ahead};
+  static constexpr Policy kInOrder[] = {demand_fetch,  drain_dram, file_tier_moves, fetch_via_dram,
+                                        prefetch_dram, prefetch_file, persist,       for_readers,
+                                        write_behind,  copy_ahead,    drain_ahead};
   for (Policy p : kInOrder)
     if (auto d = p(v, notes)) return d;
   return std::nullopt;

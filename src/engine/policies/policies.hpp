@@ -53,7 +53,7 @@ std::optional<Decision> demand_fetch(const View& v, Notes& notes);
 ///    slot or DRAM has none free for the next: one whose target is busy is
 ///    staged on the fastest tier above it with free room (Purpose::stage),
 ///    and moves on from there (3). A record copied ahead from DRAM only
-///    while a write waits (else 10).
+///    while a write waits (else 11).
 std::optional<Decision> drain_dram(const View& v, Notes& notes);
 /// 3. File copies follow placement: stray copies besides the target tier's
 ///    go; a copy above its target tier moves down (from DRAM when DRAM has it:
@@ -61,29 +61,39 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes);
 ///    the tier it was staged on, one at a time into its target, and its
 ///    record's DRAM slot is given up with it.
 std::optional<Decision> file_tier_moves(const View& v, Notes& notes);
-/// 4. Known schedule: records placed in DRAM are fetched, soonest first,
+/// 4. Reads under way: the soonest record to come up from below its target
+///    file tier, when that tier has no room for it (it is full of records
+///    still to move up into DRAM) but DRAM has a free slot and at least one
+///    more, comes up into DRAM instead, one record at a time, before the
+///    records placed in DRAM take the slot: the slower tier, often the
+///    bottleneck, starts at the turn instead of waiting for a record to move
+///    up out of the target (one transfer at the faster tier's rate). The
+///    record is borrowed: room-making for a prefetch spares its slot, and
+///    drain_ahead() (11) copies it on to its target when there is room.
+std::optional<Decision> fetch_via_dram(const View& v, Notes& notes);
+/// 5. Known schedule: records placed in DRAM are fetched, soonest first,
 ///    while DRAM has room; never out of order (a later record does not
 ///    overtake one that does not fit yet).
 std::optional<Decision> prefetch_dram(const View& v, Notes& notes);
-/// 5. Known schedule, reads under way: records below their target file tier
+/// 6. Known schedule, reads under way: records below their target file tier
 ///    move up to it when their tier has no copy in progress (those in DRAM
 ///    are left to write-behind, which copies from DRAM).
 std::optional<Decision> prefetch_file(const View& v, Notes& notes);
-/// 6. Persistent mode: the oldest write owing durability that is due (its
+/// 7. Persistent mode: the oldest write owing durability that is due (its
 ///    generation is within the flush horizon, or a tier holding it is over
 ///    its high water mark) is copied to the last tier.
 std::optional<Decision> persist(const View& v, Notes& notes);
-/// 7. Reader retention: a write no reader has read yet that is only in DRAM
+/// 8. Reader retention: a write no reader has read yet that is only in DRAM
 ///    gets its file copy now, oldest write first (readers read file tiers).
 std::optional<Decision> for_readers(const View& v, Notes& notes);
-/// 8. Write-behind: while DRAM is over its high water mark, dirty DRAM
+/// 9. Write-behind: while DRAM is over its high water mark, dirty DRAM
 ///    records get their file copy, furthest next use first, so their slots
 ///    can be reclaimed at once; with a known schedule only those of stores
 ///    with in-transit readers attached (Record::watched). A flush asks it of
 ///    every record up to its horizon.
 std::optional<Decision> write_behind(const View& v, Notes& notes);
 
-/// 9. Copy ahead (scratch, while writes come down): a file tier below
+/// 10. Copy ahead (scratch, while writes come down): a file tier below
 ///    another that has no copy in progress takes a second copy of the record
 ///    the tier above would give up first (furthest next use, not backed yet),
 ///    from DRAM when it has it, into room nobody needs. When the tier above
@@ -95,10 +105,12 @@ std::optional<Decision> write_behind(const View& v, Notes& notes);
 ///    that is needed).
 std::optional<Decision> copy_ahead(const View& v, Notes& notes);
 
-/// 10. Scratch, while writes come down: a record copied ahead from DRAM
+/// 11. Scratch, while writes come down: a record copied ahead from DRAM
 ///    below its target gets its target copy from DRAM (drain_dram() takes
 ///    it before this only when a write waits for a slot): its file copy
 ///    exists already, so a free helper copies ahead for the slower tier first.
+///    Reads under way: a borrowed record (4) likewise, after the slower
+///    tier's next fetch has had its turn at the target's room.
 std::optional<Decision> drain_ahead(const View& v, Notes& notes);
 
 /// The first decision of the policies above, in that order (their priority).
