@@ -124,6 +124,7 @@ class Engine {
     std::shared_ptr<catalog::Journal> journal;  ///< copy: put entry after; remove: erase entry first
     int tier = -1;           ///< remove: the tier of the copy
     std::uint64_t reserved = 0;  ///< copy to a file tier: the room taken there
+    int released = 0;  ///< the tier no longer counted busy with it (last_request_queued()), 0: none
     /// DRAM to a file tier of a store with a codec: encode with it (null:
     /// none, or `bypassed` when the store's bypass skips this record).
     std::shared_ptr<const codec::Codec> codec;
@@ -183,6 +184,11 @@ class Engine {
   /// for writes that are over, and the slower tier they occupy is wanted now
   /// for the records only it holds (Cao et al.'s "do no harm").
   void stop_copies_ahead();
+  /// `op`'s last request on tier `t`, its slower end, is queued: the tier
+  /// counts as free of it (TierState::copies_in_flight, fetches_in_flight),
+  /// so that the planner's one-copy-at-a-time rules let the tier's next copy
+  /// queue its first request behind that last one (tiers::Control).
+  void last_request_queued(Op& op, int t);
   /// 1 MiB: 5 ms at 200 MiB/s, large enough for the device to stream.
   static constexpr std::uint64_t kStoppablePiece = 1ull << 20;
   /// A completed copy's codec results into the record, the store's bypass and the counters.

@@ -3,6 +3,7 @@
 // in the catalog under the lock.
 #include "engine/engine.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -84,6 +85,16 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
   }
 }
 
+void Engine::last_request_queued(Op& op, int t) {
+  Lock lock(mu_);
+  if (op.released) return;
+  op.released = t;
+  --tiers_[t].copies_in_flight;
+  if (t == op.src && op.dst < op.src) --tiers_[t].fetches_in_flight;
+  ++version_;  // no placement changed: the idle helper plans with the tier free
+  wake_helper();
+}
+
 void Engine::stop_copies_ahead() {
   for (std::size_t i = 0; i < copying_ahead_.size(); ++i)
     if (copying_ahead_[i]) cancel_[i].store(true, std::memory_order_relaxed);
@@ -109,11 +120,19 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   const bool first = cfg_.checksums && !r.has_checksum && op.src == 0;
   std::unique_ptr<tiers::ObjectReader> reader;
   if (op.src > 0) reader = tiers_[op.src].backend->open({op.space, r.id, r.gen, op.store_name}, r.file_bytes());
+  // Only a copy ahead is ever stopped (stop_copies_ahead()); its pieces are
+  // small, so that little is still in flight on the slower tier once it is.
+  tiers::Control control;
+  if (op.why == policies::Purpose::copy_ahead) control = {&cancel, kStoppablePiece, {}, {}};
+  // The slower end, often the bottleneck, may take its next copy once this
+  // one's last request there is queued (last_request_queued()).
+  const int slower = std::max(op.src, op.dst);
+  (slower == op.src ? control.last_read : control.last_write) = [this, &op, slower] { last_request_queued(op, slower); };
   if (op.dst == 0) {
     // Up into DRAM: raw, or its frame decoded.
     try {
       op.codec_ns = tiers::read_record(*reader, stored_of(r), op.block.data(), frame, verify, cfg_.helper_threads,
-                                       {op.store_name, r.id, tiers_[op.src].backend->label()});
+                                       {op.store_name, r.id, tiers_[op.src].backend->label()}, control);
       if (op.codec_ns && trace::enabled()) {
         const std::uint64_t end = trace::now_ns();
         trace::span("decode", "codec", end - op.codec_ns, end, size);
@@ -172,12 +191,8 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   // helper_threads * io_chunk_bytes whatever the record size. The
   // constructor gave each helper its own (Engine::Engine).
   if (!from && !staging) staging = detail::Block::allocate(cfg_.io_chunk_bytes);
-  // Only a copy ahead is ever stopped (stop_copies_ahead()); its pieces are
-  // small, so that little is still in flight on the slower tier once it is.
-  const tiers::Stop stop =
-      op.why == policies::Purpose::copy_ahead ? tiers::Stop{&cancel, kStoppablePiece} : tiers::Stop{};
   const std::uint64_t digest =
-      tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash, stop);
+      tiers::transfer({from, reader.get()}, {nullptr, writer.get()}, bytes, &staging, hash, control);
   if (new_frame) {
     op.stored = bytes;
     op.frame_checksum = digest;
@@ -294,8 +309,8 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   r.copying_on = 0;
   r.ahead = -1;
   for (int t : {op.src, op.dst})
-    if (t > 0) --tiers_[t].copies_in_flight;
-  if (op.src > 0 && op.dst < op.src) --tiers_[op.src].fetches_in_flight;
+    if (t > 0 && t != op.released) --tiers_[t].copies_in_flight;
+  if (op.src > 0 && op.dst < op.src && op.src != op.released) --tiers_[op.src].fetches_in_flight;
   if (op.computed_checksum && !r.has_checksum) {
     r.checksum = op.checksum;
     r.has_checksum = true;

@@ -25,26 +25,29 @@ constexpr std::uint64_t kLeastHashedPiece = 1ull << 20;
 }  // namespace
 
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash) {
-  return transfer(from, to, size, staging, hash, Stop{});
+  return transfer(from, to, size, staging, hash, Control{});
 }
 
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash,
-                       const Stop& stop) {
-  const auto check = [&stop] {
-    if (stop.flag && stop.flag->load(std::memory_order_relaxed)) throw Cancelled{};
+                       const Control& control) {
+  const auto check = [&control] {
+    if (control.stop && control.stop->load(std::memory_order_relaxed)) throw Cancelled{};
   };
-  // Pieces no larger than the stop asks for, whole blocks (O_DIRECT).
-  const auto capped = [&stop](std::uint64_t piece) {
-    if (!stop.piece_bytes) return piece;
+  // Pieces no larger than the control asks for, whole blocks (O_DIRECT).
+  const auto capped = [&control](std::uint64_t piece) {
+    if (!control.piece_bytes) return piece;
     return std::max<std::uint64_t>(detail::kBlockAlign,
-                                   std::min(piece, stop.piece_bytes / detail::kBlockAlign * detail::kBlockAlign));
+                                   std::min(piece, control.piece_bytes / detail::kBlockAlign * detail::kBlockAlign));
+  };
+  const auto tell = [](const std::function<void()>& f) {
+    if (f) f();
   };
   catalog::Checksummer sum;
   if (from.memory && to.writer && !to.memory) {
     // DRAM to a tier: the bytes are hashed while the device writes them (the
     // caller's commit() waits for the last requests). A copy that may be
     // stopped goes in pieces, each queued behind the last, checked between.
-    const std::uint64_t piece = stop.flag ? capped(size) : size;
+    const std::uint64_t piece = control.stop ? capped(size) : size;
     for (std::uint64_t off = 0; off < size; off += piece) {
       check();
       const std::size_t n = static_cast<std::size_t>(std::min(piece, size - off));
@@ -84,6 +87,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
       len[b] = n;
       from.reader->read_held(read_to, buf[b], static_cast<std::size_t>(n));
       read_to += n;
+      if (read_to == size) tell(control.last_read);
       return true;
     };
     read_next();
@@ -92,6 +96,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
       const std::uint64_t b = k % kPieces;
       check();
       to.writer->write_held(at[b], buf[b], static_cast<std::size_t>(len[b]));
+      if (k + 1 == issued && read_to == size) tell(control.last_write);  // the writes before it are done
       if (hash) sum.update(buf[b], static_cast<std::size_t>(len[b]));  // read only: the held write may still be using it
       // Piece k+1 is in once this returns (or the wait does, at the end).
       if (!read_next() && k + 1 < issued) from.reader->wait_held();
@@ -113,6 +118,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
       const std::uint64_t n =
           std::min({most, left, std::max<std::uint64_t>(kLeastHashedPiece, detail::round_up_block(left / 2))});
       from.reader->read_held(at, to.memory + at, static_cast<std::size_t>(n));
+      if (at + n == size) tell(control.last_read);  // the reads before it are in
       if (held) sum.update(to.memory + held_at, static_cast<std::size_t>(held));
       held_at = at, held = n;
       at += n;
@@ -141,7 +147,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
 }
 
 std::uint64_t read_record(ObjectReader& reader, const StoredRecord& rec, std::byte* out, detail::Block& frame,
-                          bool verify, unsigned threads, const ErrorContext& ctx) {
+                          bool verify, unsigned threads, const ErrorContext& ctx, const Control& control) {
   verify = verify && rec.has_checksum;
   auto mismatch = [&](const char* what, std::uint64_t read, std::uint64_t expected) {
     return CorruptionError(EBADMSG, fmt::format("checksum mismatch ({}): read {:016x}, catalog {:016x}", what, read,
@@ -149,12 +155,12 @@ std::uint64_t read_record(ObjectReader& reader, const StoredRecord& rec, std::by
                            ctx);
   };
   if (!rec.stored) {
-    const std::uint64_t digest = transfer({nullptr, &reader}, {out, nullptr}, rec.size, nullptr, verify);
+    const std::uint64_t digest = transfer({nullptr, &reader}, {out, nullptr}, rec.size, nullptr, verify, control);
     if (verify && digest != rec.checksum) throw mismatch("record", digest, rec.checksum);
     return 0;
   }
   if (frame.capacity() < rec.stored) frame = detail::Block::allocate_untouched(rec.stored);
-  const std::uint64_t digest = transfer({nullptr, &reader}, {frame.data(), nullptr}, rec.stored, nullptr, verify);
+  const std::uint64_t digest = transfer({nullptr, &reader}, {frame.data(), nullptr}, rec.stored, nullptr, verify, control);
   if (verify && digest != rec.frame_checksum) throw mismatch("compressed record", digest, rec.frame_checksum);
   const std::span<const std::byte> bytes(frame.data(), rec.stored);
   const auto start = std::chrono::steady_clock::now();

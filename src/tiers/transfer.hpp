@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "mlbs/detail/block.hpp"
 #include "mlbs/errors.hpp"
@@ -40,24 +41,35 @@ struct Sink {
 /// reader or writer does. From memory to a writer the bytes may still be in
 /// flight when it returns (ObjectWriter::write_held, hashed meanwhile): the
 /// memory stays unchanged until the writer's commit() or destruction.
-/// A transfer between two tiers, or from memory to a tier, may be stopped
-/// (see Stop).
-struct Stop;
+/// A transfer between two tiers, or from memory to a tier, may be stopped,
+/// and one with a tier at either end tells when it has issued its last
+/// request there (see Control).
+struct Control;
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash,
-                       const Stop& stop);
+                       const Control& control);
 std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, detail::Block* staging, bool hash);
 
-/// A transfer that another thread may stop (a copy ahead): `flag` is
-/// checked before each piece, and once set transfer() throws Cancelled (the
-/// caller's uncommitted writer then takes its object back). Pieces are at
-/// most `piece_bytes` (0: half the staging), which bounds what is still in
-/// flight when the flag is set.
-struct Stop {
-  const std::atomic<bool>* flag = nullptr;
+/// What a helper's transfer is told and tells.
+///
+/// A transfer that another thread may stop (a copy ahead): `stop` is checked
+/// before each piece, and once set transfer() throws Cancelled (the caller's
+/// uncommitted writer then takes its object back). Pieces are at most
+/// `piece_bytes` (0: half the staging), which bounds what is still in flight
+/// when the flag is set.
+///
+/// `last_read` is called once the last read from the source tier is queued,
+/// `last_write` once the last write to the sink tier is (in pieces: between
+/// two tiers, and a verified read into memory). Only that request is then
+/// left on the device: the caller may start the device's next copy, whose
+/// first request queues behind it instead of after this copy's end, its
+/// commit and the next plan (1-3 ms of the slowest tier per copy here).
+struct Control {
+  const std::atomic<bool>* stop = nullptr;
   std::uint64_t piece_bytes = 0;
+  std::function<void()> last_read, last_write;
 };
 
-/// Thrown by transfer() when its Stop flag was set: nothing failed.
+/// Thrown by transfer() when its Control::stop flag was set: nothing failed.
 struct Cancelled {};
 
 /// What a record's file copies hold: its `size` bytes raw, or a codec frame
@@ -78,8 +90,9 @@ struct StoredRecord {
 /// record's bytes after (raw, or decoded by a lossless codec; a lossy
 /// codec's output is not the bytes hashed on the way down). A mismatch or a
 /// damaged frame is a CorruptionError with `ctx`; other errors as the reader
-/// throws them. Returns the nanoseconds spent decoding.
+/// throws them. Returns the nanoseconds spent decoding. `control` as for
+/// transfer() (its last_read only).
 std::uint64_t read_record(ObjectReader& reader, const StoredRecord& rec, std::byte* out, detail::Block& frame,
-                          bool verify, unsigned threads, const ErrorContext& ctx);
+                          bool verify, unsigned threads, const ErrorContext& ctx, const Control& control = {});
 
 }  // namespace mlbs::tiers

@@ -62,6 +62,28 @@ struct Logged final : mlbs::tiers::ObjectReader {
   void wait_held() override { arrive(); }
 };
 
+/// A writer whose held bytes land only when the next call (or commit) comes, as a device's would.
+struct Held final : mlbs::tiers::ObjectWriter {
+  std::vector<std::byte> bytes;
+  std::vector<std::string>* log = nullptr;
+  const std::byte* held = nullptr;
+  std::uint64_t held_off = 0;
+  std::size_t held_n = 0;
+  void land() {
+    if (!held) return;
+    if (bytes.size() < held_off + held_n) bytes.resize(held_off + held_n);
+    std::memcpy(bytes.data() + held_off, held, held_n);
+    held = nullptr;
+  }
+  void write(std::uint64_t, const std::byte*, std::size_t) override { FAIL() << "expected held writes"; }
+  void write_held(std::uint64_t offset, const std::byte* data, std::size_t n) override {
+    land();
+    log->push_back("write " + std::to_string(offset));
+    held = data, held_off = offset, held_n = n;
+  }
+  void commit(bool) override { land(); }
+};
+
 std::vector<std::byte> pattern(std::size_t n) {
   std::vector<std::byte> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = std::byte(static_cast<unsigned char>(i * 7 + 3));
@@ -160,27 +182,6 @@ TEST(Transfer, TierToTierGoesThroughStagingInPieces) {
 // before, and the bytes arrive whole even though this reader delivers a piece only once the next is
 // queued (or at wait_held()) and this writer takes its bytes only at its next call.
 TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
-  /// A writer whose held bytes land only when the next call (or commit) comes, as a device's would.
-  struct Held final : mlbs::tiers::ObjectWriter {
-    std::vector<std::byte> bytes;
-    std::vector<std::string>* log = nullptr;
-    const std::byte* held = nullptr;
-    std::uint64_t held_off = 0;
-    std::size_t held_n = 0;
-    void land() {
-      if (!held) return;
-      if (bytes.size() < held_off + held_n) bytes.resize(held_off + held_n);
-      std::memcpy(bytes.data() + held_off, held, held_n);
-      held = nullptr;
-    }
-    void write(std::uint64_t, const std::byte*, std::size_t) override { FAIL() << "expected held writes"; }
-    void write_held(std::uint64_t offset, const std::byte* data, std::size_t n) override {
-      land();
-      log->push_back("write " + std::to_string(offset));
-      held = data, held_off = offset, held_n = n;
-    }
-    void commit(bool) override { land(); }
-  };
   std::vector<std::string> log;
   Logged src;
   src.log = &log;
@@ -199,6 +200,38 @@ TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
   dst.commit(false);
   EXPECT_EQ(dst.bytes, src.bytes);
   EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
+}
+
+// A transfer tells its caller when its last request on each tier is queued (tiers::Control): between two
+// tiers the last read once it is issued, the last write once the writes before it are done; a verified
+// read into memory its last read. The helper then lets the tier's next copy queue behind that request.
+TEST(Transfer, TellsWhenItsLastRequestOnATierIsQueued) {
+  std::vector<std::string> log;
+  Logged src;
+  src.log = &log;
+  Held dst;
+  dst.log = &log;
+  src.bytes = pattern(5 * 4096 + 100);
+  Block staging = Block::allocate(3 * 4096);
+  mlbs::tiers::Control told;
+  told.last_read = [&] { log.push_back("last read"); };
+  told.last_write = [&] { log.push_back("last write"); };
+  transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false, told);
+  const std::vector<std::string> tail(log.end() - 8, log.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"write 12288", "read 20480", "arrived 16384", "last read", "write 16384",
+                                            "arrived 20480", "write 20480", "last write"}));
+  EXPECT_EQ(std::count(log.begin(), log.end(), "last read"), 1);
+  EXPECT_EQ(std::count(log.begin(), log.end(), "last write"), 1);
+  // Up into memory, verified: after the last read is queued, before it is waited for.
+  log.clear();
+  const std::size_t mib = 1 << 20;
+  src.bytes = pattern(4 * mib);
+  Block into = Block::allocate(src.bytes.size());
+  transfer({nullptr, &src}, {into.data(), nullptr}, src.bytes.size(), nullptr, true, told);
+  ASSERT_GE(log.size(), 2u);
+  EXPECT_EQ(log[log.size() - 2], "last read");
+  EXPECT_TRUE(log.back().starts_with("arrived ")) << "the last piece arrives after";
+  EXPECT_EQ(std::count(log.begin(), log.end(), "last write"), 0);
 }
 
 // Between two tiers the first piece is a quarter of a staging third and each next one doubles up to a
@@ -260,7 +293,7 @@ TEST(Transfer, TierToTierStopsBeforeTheNextPieceOnceCancelled) {
   EXPECT_EQ(src.calls.size(), 3u) << "the pieces queued behind the first while it was written, then nothing";
 }
 
-// From DRAM, a stoppable transfer (a copy ahead) goes in pieces of Stop::piece_bytes, checked between: once
+// From DRAM, a stoppable transfer (a copy ahead) goes in pieces of Control::piece_bytes, checked between: once
 // cancelled nothing more is written; not stoppable, the bytes go in one call.
 TEST(Transfer, FromMemoryStopsBeforeTheNextPieceOnceCancelled) {
   struct CancellingWriter final : Object {
@@ -289,7 +322,7 @@ TEST(Transfer, FromMemoryStopsBeforeTheNextPieceOnceCancelled) {
   EXPECT_EQ(once.calls, (std::vector<std::size_t>{bytes.size()}));
 }
 
-// A stoppable transfer's pieces are at most Stop::piece_bytes (whole blocks), so little is in flight when
+// A stoppable transfer's pieces are at most Control::piece_bytes (whole blocks), so little is in flight when
 // it is stopped: between two tiers the ramp stops there instead of at half the staging.
 TEST(Transfer, StoppablePiecesAreCapped) {
   Object src, dst;
