@@ -645,7 +645,8 @@ TEST(Pass, ACopyAheadFromDramIsNoPlacementChoiceWhileDramHoldsTheRecord) {
 
 // While writes come down, a slot that a copy ahead reads from is taken for as long as the slower tier needs:
 // no room to plan with. The record DRAM would keep beside it leaves now, so that the next write does not
-// wait for the slower tier; once the copy has landed, DRAM keeps it again.
+// wait for the slower tier; once the copy has landed, DRAM keeps it again. A copy ahead between two file
+// tiers reads no slot: the newest keeps DRAM's place.
 TEST(Pass, ASlotACopyAheadReadsFromIsNoRoomToPlanWith) {
   std::deque<Record> recs(2);
   std::vector<Record*> ranked = in_order(recs);
@@ -653,6 +654,7 @@ TEST(Pass, ASlotACopyAheadReadsFromIsNoRoomToPlanWith) {
   recs[1].copies = bit(0);  // the oldest, its copy ahead from DRAM to tier 2 under way
   recs[1].busy = true;
   recs[1].ahead = 2;
+  recs[1].copying_on = bit(0) | bit(2);
   Limits limits;
   limits.dram_bytes = kRec;  // two slots, one kept for the next write
   limits.file_bytes = {0, 4 * kRec, 0};
@@ -666,6 +668,14 @@ TEST(Pass, ASlotACopyAheadReadsFromIsNoRoomToPlanWith) {
   recs[1].ahead_from_dram = 2;
   place_records(ranked, limits);
   EXPECT_TRUE(recs[0].want_mem);
+  EXPECT_FALSE(recs[1].want_mem);
+  recs[1].copies = bit(0) | bit(1);  // DRAM holds it, its copy ahead 1->2 under way
+  recs[1].busy = true;
+  recs[1].ahead = 2;
+  recs[1].ahead_from_dram = -1;
+  recs[1].copying_on = bit(1) | bit(2);
+  place_records(ranked, limits);
+  EXPECT_TRUE(recs[0].want_mem) << "the slot is free to go (dram_copy_free): no pin";
   EXPECT_FALSE(recs[1].want_mem);
 }
 

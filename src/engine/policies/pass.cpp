@@ -87,13 +87,16 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     // A DRAM-only record a helper copies is on its way to the tier placement
     // chose last (or, staged, to a faster one: placement ignores staging).
     const int arriving = r->busy && r->copies == bit(0) && r->staged < 0 ? r->dir_target : -1;
-    // The slot of a record copied ahead stays taken until the copy ends, for
-    // as long as the slower tier takes (a busy record's slot goes to no
-    // writer): no room to plan with while writes come down. Placed in DRAM
+    // The slot of a record copied ahead from DRAM stays taken until the copy
+    // ends, for as long as the slower tier takes (a slot a copy reads goes to
+    // no writer): no room to plan with while writes come down. Placed in DRAM
     // at no cost, so the next write's slot comes from another record, which
     // leaves now rather than when the write waits (it would wait for the
-    // slower tier).
-    const bool pinned = !limits.moves_up && r->busy && r->ahead > 0 && held;
+    // slower tier). A copy ahead between two file tiers leaves the slot free
+    // (dram_copy_free()): planned as pinned, that record kept DRAM's place
+    // and the newest write was sent down instead, while the next write waited
+    // for it (15-20 ms at micro ratio 16).
+    const bool pinned = !limits.moves_up && r->busy && r->ahead > 0 && held && (r->copying_on & bit(0));
     const std::uint64_t footprint = dram_footprint(*r);
     if (pinned) dram_bytes -= std::min(dram_bytes, footprint);
     items.push_back(
