@@ -90,6 +90,20 @@ std::vector<std::byte> pattern(std::size_t n) {
   return v;
 }
 
+/// A copy between two tiers whose requests land in one log: five blocks and a bit through staging for
+/// three one-block pieces. Not movable: the reader and writer point at its log.
+struct LoggedCopy {
+  std::vector<std::string> log;
+  Logged src;
+  Held dst;
+  Block staging = Block::allocate(3 * 4096);
+  LoggedCopy() {
+    src.log = dst.log = &log;
+    src.bytes = pattern(5 * 4096 + 100);
+  }
+  LoggedCopy(const LoggedCopy&) = delete;
+};
+
 // From DRAM to a tier: one write of the whole record, and the hash of its bytes when asked.
 TEST(Transfer, MemoryToTierIsOneWholeWrite) {
   const auto data = pattern(100000);
@@ -182,13 +196,8 @@ TEST(Transfer, TierToTierGoesThroughStagingInPieces) {
 // before, and the bytes arrive whole even though this reader delivers a piece only once the next is
 // queued (or at wait_held()) and this writer takes its bytes only at its next call.
 TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
-  std::vector<std::string> log;
-  Logged src;
-  src.log = &log;
-  Held dst;
-  dst.log = &log;
-  src.bytes = pattern(5 * 4096 + 100);
-  Block staging = Block::allocate(3 * 4096);
+  LoggedCopy c;
+  auto& [log, src, dst, staging] = c;
   const auto digest = transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, true);
   EXPECT_EQ(log, (std::vector<std::string>{
                      "read 0", "read 4096", "arrived 0",                       //
@@ -206,13 +215,8 @@ TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
 // tiers the last read once it is issued, the last write once the writes before it are done; a verified
 // read into memory its last read. The helper then lets the tier's next copy queue behind that request.
 TEST(Transfer, TellsWhenItsLastRequestOnATierIsQueued) {
-  std::vector<std::string> log;
-  Logged src;
-  src.log = &log;
-  Held dst;
-  dst.log = &log;
-  src.bytes = pattern(5 * 4096 + 100);
-  Block staging = Block::allocate(3 * 4096);
+  LoggedCopy c;
+  auto& [log, src, dst, staging] = c;
   mlbs::tiers::Control told;
   told.last_read = [&] { log.push_back("last read"); };
   told.last_write = [&] { log.push_back("last write"); };
