@@ -99,8 +99,8 @@ std::optional<std::vector<Drop>> dram_room(const View& v, std::uint64_t bytes, s
   // there from DRAM (drain_dram's durable records), which would be filled
   // from a slower tier later instead.
   // Never one whose only file copy is a copy ahead below its target:
-  // drain_dram() gives it its target copy first. A borrowed one (its file
-  // copies below its target, reads under way) goes last of all.
+  // drain_dram() gives it its target copy first. A borrowed one (reads under
+  // way, its file copies only below the fastest file tier) goes last of all.
   enum Pass { at_target, not_yet, borrowed_last };
   const auto pass_of = [&v](const Record& r) {
     if (borrowed(v, r)) return borrowed_last;

@@ -61,15 +61,16 @@ std::optional<Decision> drain_dram(const View& v, Notes& notes);
 ///    the tier it was staged on, one at a time into its target, and its
 ///    record's DRAM slot is given up with it.
 std::optional<Decision> file_tier_moves(const View& v, Notes& notes);
-/// 4. Reads under way: the soonest record to come up from below its target
-///    file tier, when that tier has no room for it (it is full of records
-///    still to move up into DRAM) but DRAM has a free slot and at least one
-///    more, comes up into DRAM instead, one record at a time, before the
-///    records placed in DRAM take the slot: the slower tier, often the
-///    bottleneck, starts at the turn instead of waiting for a record to move
-///    up out of the target (one transfer at the faster tier's rate). The
-///    record is borrowed: room-making for a prefetch spares its slot, and
-///    drain_ahead() (11) copies it on to its target when there is room.
+/// 4. Reads under way: the soonest record not placed in DRAM whose copies
+///    are all below the fastest file tier comes up into a free DRAM slot,
+///    one record at a time, when no faster file tier has room for it, DRAM
+///    has room for two records or more, and the records placed in DRAM still
+///    to come up all come from faster tiers (it takes a slot of theirs for a
+///    while): the slower tier, often the bottleneck, starts at the turn
+///    instead of waiting for a record to move up out of the full fast tier
+///    (one transfer at the faster tier's rate). The record is borrowed:
+///    room-making for a prefetch spares its slot, and drain_ahead() (11)
+///    copies it on to its target when there is room.
 std::optional<Decision> fetch_via_dram(const View& v, Notes& notes);
 /// 5. Known schedule: records placed in DRAM are fetched, soonest first,
 ///    while DRAM has room; never out of order (a later record does not
