@@ -73,6 +73,16 @@ Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> dr
   return Decision{why, i, src, dst, std::move(drops)};
 }
 
+/// The fastest file tier above `t` with free room for `r` (none evicted)
+/// that has not failed for it; 0 if none.
+int free_tier_above(const View& v, const Record& r, int t) {
+  for (int u = 1; u < t; ++u) {
+    const TierView& tv = v.tiers[u];
+    if (!tv.full_latched && tv.free_bytes >= r.plan_bytes() && !(r.avoid & bit(u))) return u;
+  }
+  return 0;
+}
+
 /// Scratch, while a write waits for a slot or DRAM has none free for the
 /// next: a DRAM-only record bound for `dst` while `dst` is busy goes to
 /// the fastest tier above it with free room instead (none evicted), and
@@ -83,11 +93,7 @@ Decision copy(Purpose why, std::size_t i, int src, int dst, std::vector<Drop> dr
 int stage_tier(const View& v, const Record& r, int dst) {
   if (v.persistent || !v.writing || dst <= 1 || r.copies != bit(0) || !v.tiers[dst].copies_in_flight) return 0;
   if (!v.write_waits && dram_fits(r.size, v.tiers[0].free_bytes)) return 0;  // the next write has its slot
-  for (int u = 1; u < dst; ++u) {
-    const TierView& tv = v.tiers[u];
-    if (!tv.full_latched && tv.free_bytes >= r.plan_bytes() && !(r.avoid & bit(u))) return u;
-  }
-  return 0;
+  return free_tier_above(v, r, dst);
 }
 
 }  // namespace
@@ -242,30 +248,28 @@ std::optional<Decision> fetch_via_dram(const View& v, Notes&) {
   // below the fastest file tier; every record placed in DRAM before it
   // comes from a faster tier than it does (it takes their slot for a while).
   std::optional<std::size_t> first;
+  int src = 0;             // its fastest copy
   int slowest_wanted = 0;  // the slowest source of those placed in DRAM still to come up
   for (std::size_t i = 0; i < v.ranked.size(); ++i) {
     const Record& r = *v.ranked[i];
     if (borrowed(v, r)) return std::nullopt;  // one at a time: the other slots keep the faster tiers' records coming
     if (first || r.error || (r.copies & bit(0))) continue;
-    const int src = fastest_copy(r, v.last());
+    const int from = fastest_copy(r, v.last());
     if (r.want_mem) {
-      slowest_wanted = std::max(slowest_wanted, src);
-    } else if (src > 1) {
+      slowest_wanted = std::max(slowest_wanted, from);
+    } else if (from > 1) {
       first = i;
+      src = from;
     }
   }
   if (!first) return std::nullopt;
   const Record& r = *v.ranked[*first];
-  const int src = fastest_copy(r, v.last());
   const std::uint64_t slot = detail::round_up_block(r.size);
   if (!idle(r) || slowest_wanted >= src || v.tiers[src].fetches_in_flight || dram.capacity_bytes < 2 * slot ||
       !dram_fits(r.size, dram.free_bytes))
     return std::nullopt;
   // Not when a faster file tier has room for it: prefetch_file() moves it there.
-  for (int u = 1; u < src; ++u) {
-    const TierView& tv = v.tiers[u];
-    if (!tv.full_latched && tv.free_bytes >= r.file_bytes() && !(r.avoid & bit(u))) return std::nullopt;
-  }
+  if (free_tier_above(v, r, src)) return std::nullopt;
   return copy(Purpose::prefetch_file, *first, src, 0, {});
 }
 
