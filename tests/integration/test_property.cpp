@@ -462,12 +462,21 @@ class CaseRunner {
   std::uint64_t writes_ = 0, reads_ = 0;
 };
 
-/// Failed assertions so far in the running test.
-int failed_parts() {
-  const ::testing::TestResult* r = ::testing::UnitTest::GetInstance()->current_test_info()->result();
-  int n = 0;
-  for (int i = 0; i < r->total_part_count(); ++i) n += r->GetTestPartResult(i).failed();
-  return n;
+/// The running test's assertion results so far.
+const ::testing::TestResult& results() {
+  return *::testing::UnitTest::GetInstance()->current_test_info()->result();
+}
+
+/// The failed assertions among results from `first` on, one per line: the
+/// case's report repeats them after its operation log, so that the tail of
+/// a long CI log still says what went wrong.
+std::string failures_since(int first) {
+  std::string out;
+  const ::testing::TestResult& r = results();
+  for (int i = first; i < r.total_part_count(); ++i)
+    if (const ::testing::TestPartResult& part = r.GetTestPartResult(i); part.failed())
+      out += "    " + std::string(part.summary()) + "\n";
+  return out;
 }
 
 /// Watches for a case that runs far too long (a hang would otherwise stall the
@@ -532,7 +541,7 @@ TEST(Property, RandomOperationsMatchTheModel) {
     watchdog.start(p.describe(), &slot);
     SCOPED_TRACE(p.describe());
     std::vector<std::string> log;
-    const int failures_before = failed_parts();
+    const int parts_before = results().total_part_count();
     try {
       if (p.bytes)
         CaseRunner<char>(p, dir.path(), slot, log).run();
@@ -551,10 +560,10 @@ TEST(Property, RandomOperationsMatchTheModel) {
     }
     ++done;
     ops += p.ops;
-    if (failed_parts() != failures_before) {
+    if (const std::string failures = failures_since(parts_before); !failures.empty()) {
       std::string all;
       for (const auto& line : log) all += "    " + line + "\n";
-      ADD_FAILURE() << "case " << k << " failed; operations so far:\n" << all;
+      ADD_FAILURE() << "case " << k << " failed; operations so far:\n" << all << "  what failed:\n" << failures;
       ++failed;
       if (!keep_going) break;  // one failing case is enough to replay
     }
