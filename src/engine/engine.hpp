@@ -242,7 +242,8 @@ class Engine {
   void refresh_placement();
   std::uint64_t rank_of(const Record& r) const;
   /// The records the schedule says are still to come (policies::Coming):
-  /// LIFO's hint, or an explicit order's ids not written yet; none once reads began.
+  /// LIFO's hint, or an explicit order's ids not written yet, and whether
+  /// that is none at all; none once reads began.
   policies::Coming coming_records();
   /// Whether in-transit readers came or went on a store since the last look
   /// (StoreState::watched is updated).

@@ -33,14 +33,17 @@ std::uint64_t Engine::rank_of(const Record& r) const {
 policies::Coming Engine::coming_records() {
   policies::Coming coming{{}, last_write_bytes_};
   if (!last_write_bytes_) return coming;  // reads began
+  const bool counted = schedule_.kind == Schedule::Kind::lifo && schedule_.expected_records;
+  coming.writes_done = counted || schedule_.kind == Schedule::Kind::explicit_order;
   for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {
     const StoreState& st = catalog_.store(s);
     if (!st.open) continue;
-    if (schedule_.kind == Schedule::Kind::lifo && schedule_.expected_records) {
+    if (counted) {
       // Read before every record written: they claim DRAM and the fast
       // tiers first, so those written go where they will end.
       const auto held = static_cast<std::uint64_t>(std::ranges::distance(catalog_.records_in(s)));
       coming.ranks.resize(coming.ranks.size() + policies::records_to_come(schedule_.expected_records, held, true), 0);
+      if (held + st.pending.size() < schedule_.expected_records) coming.writes_done = false;
     } else if (schedule_.kind == Schedule::Kind::explicit_order) {
       // The order names them: each at its first read. Ids are taken to be
       // written in increasing order, so the smallest not written yet is the
@@ -53,6 +56,7 @@ policies::Coming Engine::coming_records() {
       std::uint64_t next = std::numeric_limits<std::uint64_t>::max(), next_rank = 0;
       for (const auto& [id, positions] : schedule_pos_) {
         if (written(id)) continue;
+        coming.writes_done = false;
         coming.ranks.push_back(1 + positions.front());
         if (id < next) {
           next = id;
@@ -97,9 +101,10 @@ void Engine::refresh_placement() {
   policies::Limits limits;
   limits.persistent = persistent();
   limits.moves_up = last_write_bytes_ == 0;
-  limits.dram_bytes =
-      policies::dram_limit(mem_->capacity() - lent_bytes_, pending_bytes_, last_write_bytes_,
-                           policies::held_bytes(ranked_));  // lent slots are no record's room
+  const policies::Coming coming = coming_records();
+  limits.dram_bytes = policies::dram_limit(mem_->capacity() - lent_bytes_, pending_bytes_,
+                                           policies::write_headroom(last_write_bytes_, coming),
+                                           policies::held_bytes(ranked_));  // lent slots are no record's room
   limits.file_bytes.assign(tiers_.size(), 0);
   limits.file_rates.assign(tiers_.size(), 0.0);
   for (int t = 1; t <= last(); ++t) {
@@ -128,7 +133,7 @@ void Engine::refresh_placement() {
     const bool encodes = st.codec && codec_wanted && codec::should_try(st.bypass) && r->copies == bit(0);
     r->expect = encodes ? std::max(codec::planned_bytes(st.share, r->size), r->took) : 0;
   }
-  policies::place_records(ranked_, limits, coming_records());
+  policies::place_records(ranked_, limits, coming);
   // Shared tiers: publish what this rank would keep there if it had the room
   // (everything placement sends below DRAM to that tier or further down), so
   // the node's ranks divide the budget by what each needs.

@@ -359,7 +359,6 @@ class Model {
     }
     pol::order_by_rank(ranked_);
     pol::Limits limits;
-    limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, last_write_, pol::held_bytes(ranked_));
     limits.file_bytes.assign(std::size_t(tiers()), 0);
     limits.persistent = m_.persistent;
     limits.moves_up = last_write_ == 0;
@@ -369,8 +368,8 @@ class Model {
       limits.file_rates[std::size_t(t)] = file(t).bandwidth_bytes_per_s;
     }
     pol::Coming coming{{}, last_write_};
-    if (w_.hint_records && w_.schedule == Schedule::Kind::lifo)
-      coming.ranks.assign(pol::records_to_come(w_.records, records_.size(), last_write_ > 0), 0);
+    const bool counted = w_.hint_records && w_.schedule == Schedule::Kind::lifo;
+    if (counted) coming.ranks.assign(pol::records_to_come(w_.records, records_.size(), last_write_ > 0), 0);
     if (w_.schedule == Schedule::Kind::explicit_order && last_write_ > 0) {
       // As Engine::coming_records(): the ids the order names after the next
       // write (in progress or not: ids are written in increasing order here).
@@ -378,6 +377,14 @@ class Model {
         if (auto it = positions_.find(id); it != positions_.end()) coming.ranks.push_back(1 + it->second.front());
       std::sort(coming.ranks.begin(), coming.ranks.end());
     }
+    // As the engine: none to come once every record counted, or every id
+    // the order names, is written or being written.
+    const std::uint64_t started = gen_ + (pending_ ? 1 : 0);
+    if (last_write_ > 0 && counted) coming.writes_done = started >= w_.records;
+    if (last_write_ > 0 && w_.schedule == Schedule::Kind::explicit_order)
+      coming.writes_done = std::ranges::none_of(positions_, [&](const auto& p) { return p.first >= started; });
+    limits.dram_bytes =
+        pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(last_write_, coming), pol::held_bytes(ranked_));
     // As the engine: a record not encoded yet is planned at the frame it will make.
     for (Record* r : ranked_)
       r->expect = m_.codec_ratio > 1.0 && r->copies == bit(0)

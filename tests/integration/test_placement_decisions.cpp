@@ -69,6 +69,25 @@ TEST(PlacementDecisions, LifoKeepsNewestInDramWithoutDemotions) {
   EXPECT_EQ(rt.stats().tiers[1].bytes_out, 0u);  // no fast-tier read during the write phase
 }
 
+// LIFO with the record count (lifo:N): once the N-th write is in, none is to
+// come and DRAM keeps no room for one (Pass.NoRoomIsKeptForAWriteTheScheduleSaysWillNotCome):
+// it holds as many of the newest records as it has slots. A write past the
+// count still goes in, only slower, and every record reads back exact.
+TEST(PlacementDecisions, LifoWithTheCountKeepsNoRoomForAWriteThatWillNotCome) {
+  TempDir dir;
+  mlbs::Runtime rt(cfg_for(dir, mlbs::Schedule::lifo(12)));
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_n(u, 12);
+  u.flush();
+  for (std::uint64_t id : {8, 9, 10, 11}) EXPECT_TRUE(in(u.info(id), 0)) << id;
+  std::fill(u.begin(), u.end(), 12.0f);
+  u.write(12);
+  for (std::uint64_t id = 13; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+}
+
 // LIFO, copy ahead on: once the writes have filled the fast tier past half, its records also get a copy on
 // the idle slow tier (every one of them, the helpers at rest after each write); all read back exact,
 // newest first, and no file is left once every record is read.

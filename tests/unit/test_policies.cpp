@@ -951,6 +951,31 @@ TEST(Pass, RecordsToComeTakeTheirPlacesByRank) {
   EXPECT_EQ(recs[1].dir_target, 2);
 }
 
+// Once the schedule says no write is to come (lifo:N with N written), DRAM keeps no room for one: the
+// record it would have sent down for that room, one read among the first, stays. The write in progress
+// keeps its room either way.
+TEST(Pass, NoRoomIsKeptForAWriteTheScheduleSaysWillNotCome) {
+  const std::uint64_t budget = 2 * kRec;
+  Coming more{{}, kRec};
+  Coming done{{}, kRec, true};
+  EXPECT_EQ(write_headroom(kRec, more), kRec);
+  EXPECT_EQ(write_headroom(kRec, done), 0u);
+  EXPECT_EQ(dram_limit(budget, 0, write_headroom(kRec, more), 2 * kRec), kRec) << "room for the next write";
+  EXPECT_EQ(dram_limit(budget, 0, write_headroom(kRec, done), 2 * kRec), budget);
+  EXPECT_EQ(dram_limit(budget, kRec, write_headroom(kRec, done), kRec), kRec) << "the last write's own room";
+  std::deque<Record> recs(2);
+  std::vector<Record*> ranked = in_order(recs);
+  for (Record& r : recs) r.copies = bit(0);
+  Limits limits;
+  limits.file_bytes = {0, kRec, 0};
+  limits.dram_bytes = dram_limit(budget, 0, write_headroom(kRec, more), held_bytes(ranked));
+  place_records(ranked, limits, more);
+  EXPECT_FALSE(recs[1].want_mem) << "without the count, the second newest goes down";
+  limits.dram_bytes = dram_limit(budget, 0, write_headroom(kRec, done), held_bytes(ranked));
+  place_records(ranked, limits, done);
+  EXPECT_TRUE(recs[0].want_mem && recs[1].want_mem) << "both stay: DRAM is read first";
+}
+
 // DRAM keeps room for the write in progress, and for a second one once writes spill (copies in overlap copies down).
 TEST(Pass, DramKeepsRoomForTwoWritesOnlyWhileWritesSpill) {
   const std::uint64_t budget = 8 * kRec;

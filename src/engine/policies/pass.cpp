@@ -112,6 +112,10 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   }
 }
 
+std::uint64_t write_headroom(std::uint64_t last_write_bytes, const Coming& coming) {
+  return coming.writes_done ? 0 : last_write_bytes;
+}
+
 std::uint64_t records_to_come(std::uint64_t expected, std::uint64_t store_records, bool writing) {
   return writing && expected > store_records + 1 ? expected - store_records - 1 : 0;
 }

@@ -67,7 +67,17 @@ struct Coming {
   /// ranks before every record written (0).
   std::vector<std::uint64_t> ranks;
   std::uint64_t bytes = 0;  ///< each one's size: the last write's
+  /// The schedule says no write comes after those written and in progress
+  /// (lifo:N with N written, an explicit order's ids all written): DRAM then
+  /// keeps no room for a next write (write_headroom()).
+  bool writes_done = false;
 };
+
+/// The last write's size, which dram_limit() keeps DRAM room for (a
+/// writer finds a clean slot), or 0 once `coming` says no write is to come:
+/// that room would send a record read among the first down to a slower
+/// tier, through the bottleneck, for a write that never comes.
+std::uint64_t write_headroom(std::uint64_t last_write_bytes, const Coming& coming);
 
 /// Places `ranked` (soonest next use first, see place()) within `limits` and
 /// stores the answer in each record's want_mem and dir_target (a staged
