@@ -151,8 +151,14 @@ TEST(PlacementDecisions, ReadPhasePrefetchesAcrossTiers) {
   u.flush();
   for (std::uint64_t id : {11, 10, 9, 8}) u.read(id);
   u.flush();
-  // Next needed: 7, 6, 5, 4 — all of them in DRAM now (no write headroom in a read phase).
-  for (std::uint64_t id : {7, 6, 5, 4}) EXPECT_TRUE(in(u.info(id), 0)) << id;
+  // Next needed: 7, 6, 5, 4 — all of them in DRAM now (no write headroom in a
+  // read phase), but that 4's slot may have gone to 3, the slow tier's next,
+  // when that tier was idle and 4 was still to come up from the fast tier
+  // (policies::fetch_via_dram): 4 then comes up at the next read. Which one
+  // depends on whether 4 came up before the slow tier fell idle.
+  for (std::uint64_t id : {7, 6, 5}) EXPECT_TRUE(in(u.info(id), 0)) << id;
+  EXPECT_TRUE(in(u.info(4), 0) || (in(u.info(4), 1) && in(u.info(3), 0)))
+      << "4 neither in DRAM nor on the fast tier with its slot lent to 3";
   // Which records the fast tier holds depends on when each was written down
   // (residents keep their place), but it is full and every record has one file copy.
   int on_fast = 0;
