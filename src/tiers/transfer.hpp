@@ -63,6 +63,9 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
 /// left on the device: the caller may start the device's next copy, whose
 /// first request queues behind it instead of after this copy's end, its
 /// commit and the next plan (1-3 ms of the slowest tier per copy here).
+/// With `last_write` the pieces between two tiers stay whole to the end
+/// rather than halve, so that the last one keeps the sink busy while the
+/// next copy gets ready.
 struct Control {
   const std::atomic<bool>* stop = nullptr;
   std::uint64_t piece_bytes = 0;

@@ -252,6 +252,28 @@ TEST(Transfer, TierToTierStartsWithAShortPieceAndDoubles) {
   EXPECT_EQ(dst.calls, src.calls) << "each piece read is written as it is";
 }
 
+// A copy down whose caller queues the slower tier's next copy behind its last write (Control::last_write) keeps
+// whole pieces to the end: the last one's time on that tier is the next copy's time to get ready, where a
+// halved one left the tier idle while it did. A copy up (last_read) still halves: its last write, on the
+// faster tier, follows its last read.
+TEST(Transfer, TierToTierKeepsItsLastPiecesWholeWhenTheNextCopyQueuesBehindItsLastWrite) {
+  for (const bool down : {true, false}) {
+    Object src, dst;
+    src.bytes = pattern(300000);
+    Block staging = Block::allocate(3 * 65536);
+    int told = 0;
+    mlbs::tiers::Control control;
+    (down ? control.last_write : control.last_read) = [&] { ++told; };
+    transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, false, control);
+    EXPECT_EQ(dst.bytes, src.bytes);
+    const std::vector<std::size_t> whole{16384, 32768, 65536, 65536, 65536, 54240};
+    const std::vector<std::size_t> halved{16384, 32768, 65536, 65536, 61440, 32768, 16384, 9184};
+    EXPECT_EQ(src.calls, down ? whole : halved) << (down ? "copy down: whole to the end" : "copy up: halved at the end");
+    EXPECT_EQ(dst.calls, src.calls);
+    EXPECT_EQ(told, 1);
+  }
+}
+
 // From a tier to nowhere (recovery's verification): read through staging, hashed, nothing written.
 TEST(Transfer, TierToNowhereOnlyHashes) {
   Object src;
