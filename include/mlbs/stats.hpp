@@ -61,6 +61,10 @@ struct Stats {
   std::uint64_t buffer_swaps = 0;     ///< reads delivered by an O(1) swap
   std::uint64_t direct_reads = 0;     ///< reads served from a file tier: DRAM had no room to make
   std::uint64_t checksum_failures = 0;  ///< copies that failed verification (read back or at recovery)
+  /// CPU time the helper threads have used (their thread clocks): copies,
+  /// hashing, encoding, planning. On cores the application also computes on,
+  /// this is what they take from it (docs/benchmarking.md, "Kernel impact").
+  std::uint64_t helper_cpu_ns = 0;
   std::uint64_t live_records = 0;
   /// Reader retention (Config::reader_retention, docs/readers.md): its cost.
   std::uint64_t retention_copies = 0;  ///< writes copied to a file tier early, for readers

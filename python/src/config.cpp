@@ -135,6 +135,7 @@ nb::dict to_dict(const Stats& s) {
   d["buffer_swaps"] = s.buffer_swaps;
   d["direct_reads"] = s.direct_reads;
   d["checksum_failures"] = s.checksum_failures;
+  d["helper_cpu_ns"] = s.helper_cpu_ns;
   d["live_records"] = s.live_records;
   d["retention_copies"] = s.retention_copies;
   d["retention_moves"] = s.retention_moves;

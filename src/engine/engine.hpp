@@ -214,11 +214,6 @@ class Engine {
   /// Reads a record from its fastest file copy straight into `buf`, for a
   /// read that no DRAM room can be made for.
   void read_direct(Lock& lock, Record& r, detail::Block& buf);
-  /// After a reader is done with `r`: release it (scratch) or finish it if retired.
-  /// A read's start: the record found and checked, in DRAM (or none can be
-  /// made there: read it directly), its use noted. mu_ held.
-  /// The record once it is in DRAM (or must be read around it), its use
-  /// counted: consumed when the read reaches byte `reach` at its end.
   /// write()'s checks of a new record (the id free, DRAM and the last tier's
   /// quota large enough); its store.
   StoreState& check_new_record(std::uint32_t store, std::uint64_t id, std::size_t bytes);
@@ -227,8 +222,12 @@ class Engine {
   detail::Block take_slot(Lock& lock, StoreState& s, std::uint64_t id, std::size_t bytes, bool& waited);
   /// The record written into `slot`, in the catalog.
   void add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot);
+  /// A read's start, mu_ held: the record found and checked, in DRAM (or
+  /// none can be made there: read it directly), its use counted: consumed
+  /// when the read reaches byte `reach` at its end.
   Record* await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact,
                      std::size_t reach = std::numeric_limits<std::size_t>::max());
+  /// After a reader is done with `r`: release it (scratch) or finish it if retired.
   void finish_read(Record& r, bool release);
   void complete(Op& op, std::exception_ptr err);
   /// The trace span of one executed helper operation (only when tracing is on).

@@ -26,8 +26,17 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
   trace::name_thread(fmt::format("helper {}", index));
   detail::Block& staging = staging_[index];
   detail::Block& frame = frames_[index];
+  // Its CPU time is counted as it goes (mu_ held): planning, copies,
+  // hashing, waking; not its waits.
+  std::uint64_t cpu_counted = thread_cpu_ns();
+  const auto count_cpu = [&] {
+    const std::uint64_t cpu = thread_cpu_ns();
+    counters_.helper_cpu_ns += cpu - std::min(cpu, cpu_counted);
+    cpu_counted = cpu;
+  };
   Lock lock(mu_);
   while (!st.stop_requested()) {
+    count_cpu();
     const std::uint64_t seen = version_;
     std::optional<Op> op;
     try {
@@ -83,6 +92,7 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
     complete(*op, err);
     changed();  // this helper plans next, and wakes another if it finds more
   }
+  count_cpu();
 }
 
 void Engine::last_request_queued(Op& op, int t) {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 
 namespace mlbs::engine {
 
@@ -19,6 +20,14 @@ inline std::uint64_t elapsed_ns(Clock::time_point since) { return ns_between(sin
 inline std::uint64_t trace_ns(Clock::time_point t) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+/// CPU time the calling thread has used (its own clock, not wall time): what
+/// a helper takes from the application's cores (Stats::helper_cpu_ns).
+inline std::uint64_t thread_cpu_ns() {
+  timespec t{};
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
 
 }  // namespace mlbs::engine

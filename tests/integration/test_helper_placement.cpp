@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -72,6 +73,31 @@ TEST(HelperPlacement, ExplicitCorePinsAllHelpers) {
     u.read(id);
     EXPECT_EQ(u[0], float(id));
   }
+}
+
+// Stats::helper_cpu_ns counts the helpers' own CPU time as they work: it grows while records go down and come back
+// (copies, checksums), and stays within the CPU time the whole process used.
+TEST(HelperPlacement, HelpersCpuTimeIsCounted) {
+  TempDir dir;
+  mlbs::Runtime rt(two_tiers(dir, mlbs::Config{}.helper_core, 2));
+  mlbs::Store<float> u(rt, "u", 1 << 16);  // 256 KiB records, 4 of them in 1 MiB of DRAM
+  for (std::uint64_t id = 0; id < 12; ++id) {
+    std::fill(u.begin(), u.end(), float(id));
+    u.write(id);
+  }
+  u.flush();
+  const std::uint64_t after_writes = rt.stats().helper_cpu_ns;
+  EXPECT_GT(after_writes, 0u) << "eight records or more were hashed and written down";
+  for (std::uint64_t id = 12; id-- > 0;) {
+    u.read(id);
+    EXPECT_EQ(u[0], float(id));
+  }
+  const std::uint64_t after_reads = rt.stats().helper_cpu_ns;
+  EXPECT_GT(after_reads, after_writes) << "records came back up";
+  rusage self{};
+  ASSERT_EQ(::getrusage(RUSAGE_SELF, &self), 0);
+  const auto ns = [](const timeval& t) { return std::uint64_t(t.tv_sec) * 1'000'000'000u + std::uint64_t(t.tv_usec) * 1000u; };
+  EXPECT_LE(after_reads, ns(self.ru_utime) + ns(self.ru_stime) + 10'000'000u) << "rusage counts in ticks";
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ def test_run_gives_the_reference_adjoint_with_checkpoints_spilled(tmp_path, make
     np.testing.assert_array_equal(lam, reference(x0, 60))
     assert st["writes"] == p.writes and st["reads"] == len(p.order)
     assert st["tiers"][1]["bytes_in"] > 0, "nothing went to the file tier: the test did not spill"
+    assert st["helper_cpu_ns"] > 0, "the helpers that spilled them used no CPU time"
 
 
 def test_schedule_reading_a_checkpoint_never_stored_is_refused():

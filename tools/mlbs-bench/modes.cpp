@@ -265,6 +265,7 @@ class MlbsMode final : public Mode {
                {"buffer_swaps", st.buffer_swaps},
                {"direct_reads", st.direct_reads},
                {"checksum_failures", st.checksum_failures},
+               {"helper_cpu_s", ns_to_s(st.helper_cpu_ns)},
                {"retention_copies", st.retention_copies},
                {"retention_moves", st.retention_moves},
                {"retention_bytes", st.retention_bytes},
