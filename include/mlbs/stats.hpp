@@ -63,7 +63,7 @@ struct Stats {
   std::uint64_t checksum_failures = 0;  ///< copies that failed verification (read back or at recovery)
   /// CPU time the helper threads have used (their thread clocks): copies,
   /// hashing, encoding, planning. On cores the application also computes on,
-  /// this is what they take from it (docs/benchmarking.md, "Kernel impact").
+  /// this is what they take from it (docs/architecture.md, "Checksums").
   std::uint64_t helper_cpu_ns = 0;
   std::uint64_t live_records = 0;
   /// Reader retention (Config::reader_retention, docs/readers.md): its cost.

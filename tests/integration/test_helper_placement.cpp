@@ -96,7 +96,9 @@ TEST(HelperPlacement, HelpersCpuTimeIsCounted) {
   EXPECT_GT(after_reads, after_writes) << "records came back up";
   rusage self{};
   ASSERT_EQ(::getrusage(RUSAGE_SELF, &self), 0);
-  const auto ns = [](const timeval& t) { return std::uint64_t(t.tv_sec) * 1'000'000'000u + std::uint64_t(t.tv_usec) * 1000u; };
+  const auto ns = [](const timeval& t) {
+    return std::uint64_t(t.tv_sec) * 1'000'000'000u + std::uint64_t(t.tv_usec) * 1000u;
+  };
   EXPECT_LE(after_reads, ns(self.ru_utime) + ns(self.ru_stime) + 10'000'000u) << "rusage counts in ticks";
 }
 
