@@ -120,7 +120,7 @@ struct MLBS_API Config {
   int helper_core = -1;
   static constexpr unsigned max_helper_threads = 64;
   unsigned helper_threads = 1;   ///< helper threads moving data, 1..max_helper_threads (>1 overlaps tiers)
-  bool checksums = true;         ///< xxHash3 of every record, verified on the way up
+  bool checksums = true;         ///< a checksum of every record (made as write() copies it), verified on the way up
   Layout layout = Layout::file_per_record;  ///< every directory tier's layout, unless Tier::layout says
   /// Staging buffer of copies between two file tiers: the largest transfer
   /// handed to a tier at once there. A record moving to or from DRAM goes in

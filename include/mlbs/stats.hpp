@@ -92,7 +92,10 @@ struct RecordInfo {
   };
   std::uint64_t id = 0;
   std::uint64_t size_bytes = 0;
-  std::uint64_t checksum = 0;        ///< xxHash3-64; valid when has_checksum
+  /// xxHash3-64 of the xxHash3-64 of each 1 MiB piece (plain xxHash3-64 for a
+  /// record recovered from a journal an older mlbs wrote; docs/persistence.md);
+  /// valid when has_checksum
+  std::uint64_t checksum = 0;
   bool has_checksum = false;
   std::uint64_t stored_bytes = 0;    ///< bytes of its file copies when a codec stored it encoded; 0: raw
   std::vector<int> tiers;            ///< tiers holding a full copy now

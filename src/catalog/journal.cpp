@@ -17,14 +17,18 @@
 namespace mlbs::catalog {
 namespace {
 
-constexpr char kHeader[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v2\n";
-constexpr char kHeaderV1[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v1\n";  // no frame slots
+constexpr char kHeader[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v3\n";
+constexpr char kHeaderV2[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v2\n";  // plain xxHash3 only
+constexpr char kHeaderV1[Journal::kHeaderBytes + 1] = "MLBS-JOURNAL-v1\n";  // no frame slots either
+constexpr const char* kHeaders[] = {kHeader, kHeaderV2, kHeaderV1};
 constexpr std::uint32_t kEntryMagic = 0x4a424c4d;  // "MLBJ"
 constexpr unsigned char kFrameSlot = 3;            // a framed put's first slot
 
-bool known_header(const std::string& bytes) {
-  return bytes.compare(0, Journal::kHeaderBytes, kHeader) == 0 ||
-         bytes.compare(0, Journal::kHeaderBytes, kHeaderV1) == 0;
+/// Whether `bytes` starts with one of our headers (`n` bytes of it: a torn one).
+bool known_header(const std::string& bytes, std::size_t n = Journal::kHeaderBytes) {
+  for (const char* h : kHeaders)
+    if (bytes.compare(0, n, h, n) == 0) return true;
+  return false;
 }
 
 /// An entry as appended: one slot, or a frame slot and its put.
@@ -44,10 +48,11 @@ T get(const unsigned char* at) {
   return v;
 }
 
-void encode_slot(unsigned char* b, unsigned char op, std::uint64_t id, std::uint64_t generation, std::uint64_t a,
-                 std::uint64_t c) {
+void encode_slot(unsigned char* b, unsigned char op, ChecksumKind kind, std::uint64_t id, std::uint64_t generation,
+                 std::uint64_t a, std::uint64_t c) {
   put(&b[0], kEntryMagic);
   b[4] = op;
+  b[5] = static_cast<unsigned char>(kind);  // 0 (plain xxHash3) in v1 and v2, where the byte was padding
   put(&b[8], id);
   put(&b[16], generation);
   put(&b[24], a);
@@ -58,10 +63,11 @@ void encode_slot(unsigned char* b, unsigned char op, std::uint64_t id, std::uint
 Encoded encode(const JournalEntry& e) {
   Encoded out;
   if (e.op == JournalEntry::Op::put && e.stored) {
-    encode_slot(out.bytes.data(), kFrameSlot, e.id, e.generation, e.stored, e.frame_checksum);
+    encode_slot(out.bytes.data(), kFrameSlot, e.checksum_kind, e.id, e.generation, e.stored, e.frame_checksum);
     out.size = Journal::kEntryBytes;
   }
-  encode_slot(out.bytes.data() + out.size, static_cast<unsigned char>(e.op), e.id, e.generation, e.size, e.checksum);
+  encode_slot(out.bytes.data() + out.size, static_cast<unsigned char>(e.op), e.checksum_kind, e.id, e.generation,
+              e.size, e.checksum);
   out.size += Journal::kEntryBytes;
   return out;
 }
@@ -71,8 +77,10 @@ bool decode(const unsigned char* b, JournalEntry& e, bool& frame) {
   if (get<std::uint32_t>(b) != kEntryMagic) return false;
   if (get<std::uint64_t>(b + 40) != checksum(b, 40)) return false;
   if (b[4] != 1 && b[4] != 2 && b[4] != kFrameSlot) return false;
+  if (b[5] > static_cast<unsigned char>(ChecksumKind::pieces)) return false;
   frame = b[4] == kFrameSlot;
   e = {};
+  e.checksum_kind = static_cast<ChecksumKind>(b[5]);
   e.op = frame ? JournalEntry::Op::put : static_cast<JournalEntry::Op>(b[4]);
   e.id = get<std::uint64_t>(b + 8);
   e.generation = get<std::uint64_t>(b + 16);
@@ -156,8 +164,7 @@ JournalReplay replay_journal(const std::string& path) {
   if (bytes.size() < Journal::kHeaderBytes) {
     // Torn while being created: a prefix of the header. Anything else is a
     // foreign file that must not be overwritten.
-    if (bytes.compare(0, bytes.size(), kHeader, bytes.size()) != 0 &&
-        bytes.compare(0, bytes.size(), kHeaderV1, bytes.size()) != 0)
+    if (!known_header(bytes, bytes.size()))
       throw CorruptionError(EBADMSG, fmt::format("{} is not an mlbs journal", path));
     r.torn_bytes = bytes.size();
     return r;
@@ -243,11 +250,12 @@ Journal::Journal(std::string path, std::uint64_t valid_bytes) : path_(std::move(
       ::close(fd_);
       throw IoError(err, fmt::format("cannot cut the torn tail of journal {}", path_));
     }
-    // A v1 journal may get frame slots from now on: say so, or an older
-    // mlbs would read them as damage. Both headers are one length.
+    // A v1 or v2 journal may get frame slots and pieces checksums from now
+    // on: say so, or an older mlbs would read them as damage or bad copies.
+    // All headers are one length.
     char header[kHeaderBytes];
     if (::pread(fd_, header, kHeaderBytes, 0) == static_cast<ssize_t>(kHeaderBytes) &&
-        std::memcmp(header, kHeaderV1, kHeaderBytes) == 0 &&
+        std::memcmp(header, kHeader, kHeaderBytes) != 0 &&
         (::pwrite(fd_, kHeader, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes) || ::fdatasync(fd_) != 0)) {
       int err = errno;
       ::close(fd_);

@@ -2,11 +2,12 @@
 // self-checksummed entries, so a torn tail is detected and ignored, and an
 // entry damaged in the middle (valid entries after it) is told from one.
 //
-// Format v2 (v1 is read, and upgraded in place when a runtime appends): a
-// record stored as a codec frame (docs/codecs.md) is a `frame` slot (its
-// stored size and the frame's checksum) written in the same append as the
-// `put` slot right after it. The put is the commit: a frame slot not
-// followed by its put (a torn append) names nothing.
+// Format v3 (v1 and v2 are read, and upgraded in place when a runtime
+// appends): a record stored as a codec frame (docs/codecs.md) is a `frame`
+// slot (its stored size and the frame's checksum) written in the same append
+// as the `put` slot right after it. The put is the commit: a frame slot not
+// followed by its put (a torn append) names nothing. v3 adds each put's
+// checksum kind (byte 5 of its slots; 0, plain xxHash3, in v1 and v2).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "catalog/checksum.hpp"
 
 namespace mlbs::catalog {
 
@@ -23,11 +26,14 @@ struct JournalEntry {
   std::uint64_t id = 0;
   std::uint64_t generation = 0;  ///< names the record's file on the persistent tier
   std::uint64_t size = 0;
-  std::uint64_t checksum = 0;    ///< xxHash3-64 of the record's bytes
+  std::uint64_t checksum = 0;    ///< of the record's bytes (checksum_kind)
   /// A put of a record stored as a codec frame: the frame's bytes and their
-  /// xxHash3-64 (0: stored raw).
+  /// checksum (0: stored raw).
   std::uint64_t stored = 0;
   std::uint64_t frame_checksum = 0;
+  /// How both checksums were made: kRecordChecksum for what this mlbs
+  /// journals, plain xxHash3 for entries of v1 and v2 journals.
+  ChecksumKind checksum_kind = kRecordChecksum;
 
   /// What the record's file holds: its frame, or its bytes.
   std::uint64_t file_bytes() const noexcept { return stored ? stored : size; }

@@ -58,7 +58,7 @@ struct Slot {
   A32 seq;     ///< odd while the writer changes the slot
   A32 state;   ///< 0 = never used, else RecordState + 1
   A32 copies;  ///< TierMask
-  A32 flags;   ///< bit 0: has_checksum
+  A32 flags;   ///< bit 0: has_checksum; bit 1: its kind (catalog::ChecksumKind)
   A64 id, size, generation, checksum, updated_ns;
   A64 filed_ns;  ///< when this generation first had a copy on a file tier (0: not yet)
   /// The newest generation of this slot's id a reader has read whole: readers
@@ -250,7 +250,8 @@ void Writer::publish(const Record& r, RecordState state) {
   s.checksum.store(r.checksum, std::memory_order_relaxed);
   s.stored.store(r.stored, std::memory_order_relaxed);
   s.frame_checksum.store(r.frame_checksum, std::memory_order_relaxed);
-  s.flags.store(r.has_checksum ? 1u : 0u, std::memory_order_relaxed);
+  s.flags.store((r.has_checksum ? 1u : 0u) | (static_cast<std::uint32_t>(r.checksum_kind) << 1),
+                std::memory_order_relaxed);
   s.copies.store(erased ? 0u : r.copies, std::memory_order_relaxed);
   s.updated_ns.store(now, std::memory_order_relaxed);
   s.filed_ns.store(filed, std::memory_order_relaxed);
@@ -396,7 +397,9 @@ std::optional<RecordView> read_slot(const Slot& s, int fd) {
     r.checksum = s.checksum.load(std::memory_order_relaxed);
     r.stored = s.stored.load(std::memory_order_relaxed);
     r.frame_checksum = s.frame_checksum.load(std::memory_order_relaxed);
-    r.has_checksum = s.flags.load(std::memory_order_relaxed) & 1u;
+    const std::uint32_t flags = s.flags.load(std::memory_order_relaxed);
+    r.has_checksum = flags & 1u;
+    r.checksum_kind = static_cast<ChecksumKind>((flags >> 1) & 1u);
     r.copies = s.copies.load(std::memory_order_relaxed);
     r.updated_ns = s.updated_ns.load(std::memory_order_relaxed);
     r.filed_ns = s.filed_ns.load(std::memory_order_relaxed);

@@ -34,8 +34,9 @@ namespace mlbs::catalog::live {
 
 // 2: 128-byte slots, filed_ns and reader acks; 3: readers attached; 4: a record's codec frame (stored size,
 // its checksum): a reader of version 3 would read a frame as the record, so it must refuse; 5: tiers' raw
-// bytes and codec time (TierStats::raw_bytes_in/out, codec_ns).
-inline constexpr std::uint32_t kLiveVersion = 5;
+// bytes and codec time (TierStats::raw_bytes_in/out, codec_ns); 6: a record's checksum kind (flags bit 1): a
+// reader of version 5 would verify a pieces checksum as plain xxHash3 and call every copy bad.
+inline constexpr std::uint32_t kLiveVersion = 6;
 inline constexpr std::size_t kMaxTiers = 8;
 inline constexpr std::uint32_t kDefaultSlots = 1u << 16;
 
@@ -53,6 +54,7 @@ struct RecordView {
   std::uint64_t generation = 0;
   std::uint64_t checksum = 0;
   bool has_checksum = false;
+  catalog::ChecksumKind checksum_kind = catalog::kRecordChecksum;  ///< of both checksums
   std::uint64_t stored = 0;          ///< its file copies are a codec frame of this many bytes (0: raw)
   std::uint64_t frame_checksum = 0;
   RecordState state = RecordState::in_dram;

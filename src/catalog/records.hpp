@@ -42,11 +42,14 @@ struct Record {
   std::uint64_t gen = 0;            ///< runtime-unique write generation (also write order)
   std::uint64_t checksum = 0;
   bool has_checksum = false;
+  /// How checksum and frame_checksum were made: kRecordChecksum, unless the
+  /// record was recovered from a journal an older mlbs wrote.
+  ChecksumKind checksum_kind = kRecordChecksum;
   /// Its file copies are a codec frame of this many bytes (codec/frame.hpp),
   /// all of them the same frame; 0: stored raw. Set when a record is first
   /// encoded on its way out of DRAM, cleared when no file copy is left.
   std::uint64_t stored = 0;
-  std::uint64_t frame_checksum = 0;  ///< xxHash3 of the frame (when stored)
+  std::uint64_t frame_checksum = 0;  ///< of the frame (when stored)
   /// Bytes a copy takes on a file tier.
   std::uint64_t file_bytes() const noexcept { return stored ? stored : size; }
   /// A record only in DRAM whose store's codec will encode it on its way

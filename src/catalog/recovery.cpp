@@ -68,7 +68,10 @@ bool verify(tiers::Backend& tier, const std::string& space, const std::string& s
     // A codec's frame is checked as stored; it is decoded (and its record's
     // checksum checked) when read.
     auto reader = tier.open({space, e.id, e.generation, store}, e.file_bytes());
-    const std::uint64_t digest = tiers::transfer({nullptr, reader.get()}, {}, e.file_bytes(), &buffer, checksums);
+    tiers::Control control;
+    control.hash_kind = e.checksum_kind;  // as the entry's mlbs hashed it
+    const std::uint64_t digest =
+        tiers::transfer({nullptr, reader.get()}, {}, e.file_bytes(), &buffer, checksums, control);
     if (!checksums || digest == e.file_checksum()) return true;
     std::fprintf(stderr, "mlbs: recovery of store '%s' skips id %llu: checksum mismatch\n", store.c_str(),
                  static_cast<unsigned long long>(e.id));

@@ -54,9 +54,9 @@ SalvagePlan plan_salvage(const std::vector<JournalEntry>& surviving, const std::
     } else if (put->second.file_bytes() != c.bytes) {
       item.verdict = V::damaged;
       item.why = fmt::format("it holds {} bytes, its journal entry says {}", c.bytes, put->second.file_bytes());
-    } else if (put->second.file_checksum() != c.checksum) {
+    } else if (const std::uint64_t sum = c.checksum_of(put->second.checksum_kind); put->second.file_checksum() != sum) {
       item.verdict = V::damaged;
-      item.why = fmt::format("its checksum is {:016x}, its journal entry says {:016x}", c.checksum,
+      item.why = fmt::format("its checksum is {:016x}, its journal entry says {:016x}", sum,
                              put->second.file_checksum());
     }
     plan.items.push_back(std::move(item));

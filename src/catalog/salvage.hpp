@@ -17,11 +17,16 @@ struct StoredCopy {
   std::uint64_t id = 0;
   std::uint64_t generation = 0;
   std::uint64_t bytes = 0;     ///< what the copy holds (a codec's frame: the frame's bytes)
-  std::uint64_t checksum = 0;  ///< xxHash3-64 of those bytes
-  bool readable = true;        ///< false: the bytes could not be read (checksum meaningless)
+  std::uint64_t checksum = 0;  ///< of those bytes (kRecordChecksum)
+  bool readable = true;        ///< false: the bytes could not be read (checksums meaningless)
   /// The bytes are a codec frame (docs/codecs.md): without its entry the
   /// record's own size and checksum are not known, so it is not adopted.
   bool framed = false;
+  std::uint64_t plain_checksum = 0;  ///< plain xxHash3-64 of its bytes, for the entries of v1 and v2 journals
+  /// Its checksum of `kind`.
+  std::uint64_t checksum_of(ChecksumKind kind) const noexcept {
+    return kind == ChecksumKind::xxh3 ? plain_checksum : checksum;
+  }
 };
 
 struct SalvagePlan {

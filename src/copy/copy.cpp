@@ -221,6 +221,32 @@ Decision bulk(void* dst, const void* src, std::size_t bytes, Options options) no
   return d;
 }
 
+Decision bulk_pieces(void* dst, const void* src, std::size_t bytes, std::size_t piece, PieceFn after,
+                     void* ctx) noexcept {
+  Decision d = decide(bytes, Options{settings().path, 0});
+  struct Job {
+    Path path;
+    std::byte* dst;
+    const std::byte* src;
+    std::size_t bytes, piece;
+    PieceFn after;
+    void* ctx;
+  } job{d.path, static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), bytes, piece, after, ctx};
+  const std::size_t pieces = (bytes + piece - 1) / piece;
+  d.threads = Team::instance().run_tasks(
+      pieces,
+      [](void* c, std::size_t i) noexcept {
+        const Job& j = *static_cast<const Job*>(c);
+        const std::size_t off = i * j.piece, n = std::min(j.piece, j.bytes - off);
+        copy_with(j.path, j.dst + off, j.src + off, n);
+        // The source: what the copy just read is in this core's cache even
+        // where streaming stores sent the destination past it.
+        j.after(j.ctx, i, j.src + off, n);
+      },
+      &job, d.threads);
+  return d;
+}
+
 std::string describe() {
   const Settings& s = settings();
   std::string out;

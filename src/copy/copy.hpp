@@ -47,6 +47,17 @@ Decision bulk(void* dst, const void* src, std::size_t bytes) noexcept;
 /// The same with an explicit path and thread cap (MLBS_COPY is not read).
 Decision bulk(void* dst, const void* src, std::size_t bytes, Options options) noexcept;
 
+/// Called by bulk_pieces() on the thread that copied piece `index` (`n` bytes
+/// from `src`), right after it copied it. Must not throw.
+using PieceFn = void (*)(void* ctx, std::size_t index, const std::byte* src, std::size_t n) noexcept;
+/// Copies as bulk() does (MLBS_COPY's path, the same threads), but in whole
+/// pieces of `piece` bytes (the last may be short), each followed by
+/// `after`: what has to read every byte (a checksum) reads it while the
+/// core that copied it still holds it in cache, shared by the same threads.
+/// `piece` should be a multiple of the page and fit the L2.
+Decision bulk_pieces(void* dst, const void* src, std::size_t bytes, std::size_t piece, PieceFn after,
+                     void* ctx) noexcept;
+
 /// The decision bulk() makes for `bytes`, without copying. An unavailable
 /// forced path falls back to automatic.
 Decision decide(std::size_t bytes, Options options) noexcept;

@@ -18,6 +18,27 @@
 
 namespace mlbs::engine {
 
+namespace {
+
+/// Copies a record into its slot and returns its checksum: each piece is
+/// hashed by the thread that copied it, while it is still in that core's
+/// cache (0.2-0.3 ms more per 16 MiB on two threads here, against 1.5-1.7 ms
+/// for a helper that reads the slot cold on its way down).
+std::uint64_t copy_hashed(std::byte* dst, const std::byte* src, std::size_t bytes) {
+  static_assert(catalog::kRecordChecksum == catalog::ChecksumKind::pieces);
+  std::vector<std::uint64_t> digests((bytes + catalog::kChecksumPiece - 1) / catalog::kChecksumPiece);
+  if (bytes)
+    copy::bulk_pieces(
+        dst, src, bytes, catalog::kChecksumPiece,
+        [](void* ctx, std::size_t i, const std::byte* piece, std::size_t n) noexcept {
+          static_cast<std::uint64_t*>(ctx)[i] = catalog::checksum(piece, n);
+        },
+        digests.data());
+  return catalog::combine_pieces(digests.data(), digests.size());
+}
+
+}  // namespace
+
 // ============================================================================
 // the application side
 // ============================================================================
@@ -77,7 +98,11 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   if (tracing && waited)
     trace::span("write blocked", "write_block", trace_ns(wait_start), trace_ns(wait_end), bytes);
   const auto copy_start = Clock::now();
-  if (bytes) copy::bulk(block.data(), data, bytes);
+  std::optional<std::uint64_t> sum;
+  if (cfg_.checksums)
+    sum = copy_hashed(block.data(), data, bytes);
+  else if (bytes)
+    copy::bulk(block.data(), data, bytes);
   const auto copy_end = Clock::now();
   const std::uint64_t copy_ns = ns_between(copy_start, copy_end);
   if (tracing) trace::span("copy into slot", "copy", trace_ns(copy_start), trace_ns(copy_end), bytes);
@@ -85,7 +110,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   s.pending.erase(id);
   pending_bytes_ -= detail::round_up_block(bytes);
   counters_.copy_ns += copy_ns;
-  add_record(store, id, bytes, std::move(block));
+  add_record(store, id, bytes, std::move(block), sum);
 }
 
 detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std::size_t bytes, bool& waited) {
@@ -163,11 +188,16 @@ detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std
   }
 }
 
-void Engine::add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot) {
+void Engine::add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot,
+                        std::optional<std::uint64_t> checksum) {
   auto r = std::make_unique<Record>();
   r->store = store;
   r->id = id;
   r->size = bytes;
+  if (checksum) {
+    r->checksum = *checksum;
+    r->has_checksum = true;
+  }
   r->gen = catalog_.next_generation();
   r->copies = bit(0);
   r->slot = std::move(slot);

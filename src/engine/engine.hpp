@@ -199,7 +199,7 @@ class Engine {
   double slowest_file_rate() const;
   /// What a record's file copies hold, for tiers::read_record (under the lock, or the record busy).
   static tiers::StoredRecord stored_of(const Record& r) noexcept {
-    return {r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum};
+    return {r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum, r.checksum_kind};
   }
   /// Per helper: staging for copies between file tiers, from the memory
   /// tier's scratch (pre-faulted after its slots) by the constructor, so an
@@ -220,8 +220,9 @@ class Engine {
   /// A slot for write() (waiting for room as the helpers make it), the write
   /// pending in `s` meanwhile; refused with CapacityError when none can come.
   detail::Block take_slot(Lock& lock, StoreState& s, std::uint64_t id, std::size_t bytes, bool& waited);
-  /// The record written into `slot`, in the catalog.
-  void add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot);
+  /// The record written into `slot`, in the catalog, with its checksum when write() made it.
+  void add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot,
+                  std::optional<std::uint64_t> checksum = std::nullopt);
   /// A read's start, mu_ held: the record found and checked, in DRAM (or
   /// none can be made there: read it directly), its use counted: consumed
   /// when the read reaches byte `reach` at its end.

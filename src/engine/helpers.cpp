@@ -125,7 +125,8 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   Record& r = *op.rec;
   const std::uint64_t size = r.size;
   // Bytes from a file tier are checked against the record's checksums; a
-  // record leaving DRAM for the first time gets its checksum on the way.
+  // record leaving DRAM for the first time without one (write() hashes what
+  // it copies; a lent slot's record has none yet) gets it on the way.
   const bool verify = cfg_.checksums && r.has_checksum && op.src > 0;
   const bool first = cfg_.checksums && !r.has_checksum && op.src == 0;
   std::unique_ptr<tiers::ObjectReader> reader;
@@ -134,6 +135,7 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   // small, so that little is still in flight on the slower tier once it is.
   tiers::Control control;
   if (op.why == policies::Purpose::copy_ahead) control = {&cancel, kStoppablePiece, {}, {}};
+  control.hash_kind = r.checksum_kind;
   // The slower end, often the bottleneck, may take its next copy once this
   // one's last request there is queued (last_request_queued()).
   const int slower = std::max(op.src, op.dst);
@@ -161,7 +163,7 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   std::uint64_t expected = framed ? r.frame_checksum : r.checksum;
   if (op.codec) {
     if (first) {
-      op.checksum = catalog::checksum(from, size);
+      op.checksum = catalog::record_checksum(from, size, r.checksum_kind);
       op.computed_checksum = true;
     }
     const std::size_t chunk = codec::chunk_bytes_for(op.codec->element(), op.codec->plane());
@@ -222,6 +224,7 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
       // The record's own checksum; a frame's size and checksum beside it.
       catalog::JournalEntry put{catalog::JournalEntry::Op::put, r.id, r.gen, size,
                                 op.computed_checksum ? op.checksum : r.checksum};
+      put.checksum_kind = r.checksum_kind;
       if (framed) {
         put.stored = bytes;
         put.frame_checksum = new_frame ? digest : r.frame_checksum;

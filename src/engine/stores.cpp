@@ -126,6 +126,7 @@ void Engine::recover(std::uint32_t index) {
     r->gen = e.generation;
     r->checksum = e.checksum;
     r->has_checksum = true;
+    r->checksum_kind = e.checksum_kind;
     r->stored = e.stored;  // a codec's frame: decoded when read, whatever this runtime's codec
     r->frame_checksum = e.frame_checksum;
     r->copies = bit(last());

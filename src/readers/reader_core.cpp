@@ -191,7 +191,7 @@ void ReaderCore::read(std::uint64_t id, std::byte* out, std::size_t bytes, std::
     for (std::size_t t = 1; t < m.tiers.size(); ++t) {
       if (!(r.copies & catalog::bit(static_cast<int>(t))) || !m.tiers[t]) continue;
       try {
-        const tiers::StoredRecord rec{r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum};
+        const tiers::StoredRecord rec{r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum, r.checksum_kind};
         auto reader = m.tiers[t]->open({m.space_for(static_cast<int>(t)), id, r.generation, m.store}, rec.file_bytes());
         detail::Block frame;  // a compressed record's frame, decoded into `out`
         tiers::read_record(*reader, rec, out, frame, true, 1, {});  // a mismatch is reported below, with context

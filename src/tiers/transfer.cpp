@@ -42,7 +42,7 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
   const auto tell = [](const std::function<void()>& f) {
     if (f) f();
   };
-  catalog::Checksummer sum;
+  catalog::Checksummer sum(control.hash_kind);
   if (from.memory && to.writer && !to.memory) {
     // DRAM to a tier: the bytes are hashed while the device writes them (the
     // caller's commit() waits for the last requests). A copy that may be
@@ -153,8 +153,10 @@ std::uint64_t transfer(const Source& from, const Sink& to, std::uint64_t size, d
 }
 
 std::uint64_t read_record(ObjectReader& reader, const StoredRecord& rec, std::byte* out, detail::Block& frame,
-                          bool verify, unsigned threads, const ErrorContext& ctx, const Control& control) {
+                          bool verify, unsigned threads, const ErrorContext& ctx, const Control& caller) {
   verify = verify && rec.has_checksum;
+  Control control = caller;
+  control.hash_kind = rec.checksum_kind;  // as the record was hashed
   auto mismatch = [&](const char* what, std::uint64_t read, std::uint64_t expected) {
     return CorruptionError(EBADMSG, fmt::format("checksum mismatch ({}): read {:016x}, catalog {:016x}", what, read,
                                                 expected),
@@ -174,7 +176,7 @@ std::uint64_t read_record(ObjectReader& reader, const StoredRecord& rec, std::by
   const auto ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   if (verify && codec::inspect_frame(bytes, ctx).spec.lossless()) {
-    const std::uint64_t decoded = catalog::checksum(out, rec.size);
+    const std::uint64_t decoded = catalog::record_checksum(out, rec.size, rec.checksum_kind);
     if (decoded != rec.checksum) throw mismatch("decoded record", decoded, rec.checksum);
   }
   return ns;

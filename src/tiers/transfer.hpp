@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "catalog/checksum.hpp"
 #include "mlbs/detail/block.hpp"
 #include "mlbs/errors.hpp"
 #include "tiers/backend.hpp"
@@ -37,7 +38,7 @@ struct Sink {
 /// and between two tiers up to half of it at a time: the next chunk is read
 /// while the last is written (held, as below, until the writer's commit()),
 /// the first ones short so that the writer starts at once.
-/// Returns the xxHash3 of the bytes when `hash` (else 0). Throws as the
+/// Returns the bytes' checksum (Control::hash_kind) when `hash` (else 0). Throws as the
 /// reader or writer does. From memory to a writer the bytes may still be in
 /// flight when it returns (ObjectWriter::write_held, hashed meanwhile): the
 /// memory stays unchanged until the writer's commit() or destruction.
@@ -70,6 +71,9 @@ struct Control {
   const std::atomic<bool>* stop = nullptr;
   std::uint64_t piece_bytes = 0;
   std::function<void()> last_read, last_write;
+  /// The checksum a hashing transfer computes: the record's own kind where
+  /// it verifies one (a record recovered from an older journal).
+  catalog::ChecksumKind hash_kind = catalog::kRecordChecksum;
 };
 
 /// Thrown by transfer() when its Control::stop flag was set: nothing failed.
@@ -83,6 +87,7 @@ struct StoredRecord {
   std::uint64_t checksum = 0;        ///< of the record's bytes
   std::uint64_t frame_checksum = 0;  ///< of the frame
   bool has_checksum = false;
+  catalog::ChecksumKind checksum_kind = catalog::kRecordChecksum;  ///< of both
   std::uint64_t file_bytes() const noexcept { return stored ? stored : size; }
 };
 

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "catalog/checksum.hpp"
 #include "catalog/journal.hpp"
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
@@ -497,6 +498,73 @@ TEST(Persistent, CorruptedRecordFileIsSkipped) {
   u.write(3);
   u.flush();
   EXPECT_TRUE(u.info(3).durable);
+}
+
+// A store an older mlbs wrote (a v2 journal: plain xxHash3 checksums) is recovered and verified as it was
+// hashed: intact records come back, a damaged one is skipped; new records journal the pieces kind beside them.
+TEST(Persistent, StoreOfAnOlderMlbsIsVerifiedAsItWasHashed) {
+  using mlbs::catalog::ChecksumKind;
+  TempDir dir;
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<float> u(rt, "wavefield", kElems);
+    write_range(u, 0, 5);
+    u.flush();
+  }
+  // What v2 wrote: the same files, each put with the plain xxHash3 of its bytes.
+  const std::string journal = journal_path(dir, "wavefield").string();
+  std::vector<mlbs::catalog::JournalEntry> old;
+  for (auto [id, e] : mlbs::catalog::replay_journal(journal).live) {
+    const auto where = record_bytes(dir, "wavefield", id);
+    std::string bytes(where.bytes, '\0');
+    std::ifstream in(where.file, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(where.offset));
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    ASSERT_EQ(in.gcount(), static_cast<std::streamsize>(bytes.size())) << "id " << id;
+    e.checksum = mlbs::catalog::checksum(bytes.data(), bytes.size());
+    e.checksum_kind = ChecksumKind::xxh3;
+    old.push_back(e);
+  }
+  ASSERT_EQ(old.size(), 5u);
+  mlbs::catalog::write_journal(journal, old);
+  {
+    std::fstream f(journal, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("MLBS-JOURNAL-v2\n", 16);
+  }
+  if (const char* tool = mlbs::test::inspect_tool()) {  // mlbs-inspect verifies them as plain xxHash3 too
+    const std::string out = dir / "inspect.json";
+    const std::string cmd = std::string("'") + tool + "' --verify --json '" + (dir / "slow") + "' wavefield > '" + out + "' 2>&1";
+    const int status = std::system(cmd.c_str());
+    std::ifstream f(out);
+    const std::string json((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << json;
+    EXPECT_NE(json.find("\"checksum_kind\": \"xxh3\""), std::string::npos) << json;
+  }
+  const auto three = record_bytes(dir, "wavefield", 3);
+  flip_byte(three.file, three.offset + kRecBytes / 2);
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<float> u(rt, "wavefield");
+    EXPECT_EQ(u.ids(), (std::vector<std::uint64_t>{0, 1, 2, 4})) << "verified as plain xxHash3, the damaged one skipped";
+    EXPECT_EQ(rt.stats().checksum_failures, 1u);
+    EXPECT_EQ(u.info(1).checksum, old[1].checksum);
+    for (std::uint64_t id : {0, 1, 2, 4}) {
+      u.read(id);
+      expect_content(u, id);
+    }
+    write_range(u, 7, 1);
+    u.flush();
+  }
+  EXPECT_EQ(live_entry(dir, "wavefield", 7)->checksum_kind, ChecksumKind::pieces);
+  EXPECT_EQ(live_entry(dir, "wavefield", 2)->checksum_kind, ChecksumKind::xxh3);
+  mlbs::Runtime rt(persistent(dir));
+  mlbs::Store<float> u(rt, "wavefield");
+  EXPECT_EQ(u.ids(), (std::vector<std::uint64_t>{0, 1, 2, 4, 7}));
+  EXPECT_EQ(rt.stats().checksum_failures, 1u) << "both kinds verified again: only record 3 is still damaged";
+  for (std::uint64_t id : {0, 7}) {
+    u.read(id);
+    expect_content(u, id);
+  }
 }
 
 // A record file truncated between runs is skipped too, and counted like a checksum failure (docs/architecture.md).
@@ -984,6 +1052,7 @@ TEST(PersistentInspect, ListsVerifiesAndReportsCorruption) {
   EXPECT_EQ(text.front(), '{') << text;
   EXPECT_NE(text.find("\"live_records\": 3"), std::string::npos) << text;
   EXPECT_NE(text.find("\"verify\": \"OK\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"checksum_kind\": \"pieces\""), std::string::npos) << text;
 
   const auto two = record_bytes(dir, "wavefield", 2);
   flip_byte(two.file, two.offset + 100);

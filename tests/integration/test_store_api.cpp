@@ -27,6 +27,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "catalog/checksum.hpp"
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
 #include "support/temp_dir.hpp"
@@ -1126,6 +1127,25 @@ TEST(StoreApi, StatsCountersAndQuota) {
     u.read(50);
     expect_floats(u, 50, 10);
     EXPECT_EQ(rt.stats().buffer_swaps, swaps);
+  }
+}
+
+// write() gives a record its checksum as it copies it (the pieces kind, hashed by the copying threads): a
+// record that never left DRAM has it; with checksums off it has none.
+TEST(StoreApi, WriteHashesWhatItCopies) {
+  for (const bool checksums : {true, false}) {
+    TempDir dir;
+    mlbs::Config cfg;
+    cfg.tiers = {mlbs::Tier::memory(64 << 20), mlbs::Tier::directory(dir / "slow")};
+    cfg.checksums = checksums;
+    mlbs::Runtime rt(cfg);
+    mlbs::Store<std::uint8_t> s(rt, "s", (2 << 20) + 13);  // three pieces, the last short
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::uint8_t>(i * 7 + i / 4099);
+    s.write(1);
+    const mlbs::RecordInfo info = s.info(1);
+    EXPECT_EQ(info.tiers, std::vector<int>{0}) << "no helper copied it (nothing to make room for)";
+    EXPECT_EQ(info.has_checksum, checksums);
+    if (checksums) EXPECT_EQ(info.checksum, mlbs::catalog::record_checksum(s.data(), s.size()));
   }
 }
 

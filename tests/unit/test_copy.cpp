@@ -254,6 +254,33 @@ TEST(Copy, WorkersThatStartLateNeverCorruptACopy) {
   }
 }
 
+// bulk_pieces copies exactly and calls back once per piece, with that piece's index, source and length
+// (the last short), from whichever thread copied it.
+TEST(Copy, PiecesAreCopiedExactlyAndEachIsHandedOnOnce) {
+  struct Seen {
+    std::vector<const std::byte*> src;
+    std::vector<std::size_t> n;
+  };
+  for (const std::size_t bytes : {std::size_t{1}, kMiB - 1, kMiB, 4 * kMiB + 4096 + 37}) {
+    Buffers buf(4 * kMiB + 4096 + 37);
+    const std::size_t pieces = (bytes + kMiB - 1) / kMiB;
+    Seen seen{std::vector<const std::byte*>(pieces), std::vector<std::size_t>(pieces)};
+    copy::bulk_pieces(
+        buf.dst(0, bytes), buf.src(3), bytes, kMiB,
+        [](void* ctx, std::size_t i, const std::byte* src, std::size_t n) noexcept {
+          auto& s = *static_cast<Seen*>(ctx);
+          s.src[i] = src;  // each index once: a second call for it would be a race TSan reports
+          s.n[i] = n;
+        },
+        &seen);
+    ASSERT_EQ(buf.check(3, 0, bytes), "") << bytes << " bytes";
+    for (std::size_t i = 0; i < pieces; ++i) {
+      EXPECT_EQ(seen.src[i], buf.src(3) + i * kMiB) << "piece " << i;
+      EXPECT_EQ(seen.n[i], std::min(kMiB, bytes - i * kMiB)) << "piece " << i;
+    }
+  }
+}
+
 // Application threads copying at once: one gets the workers, the others copy
 // alone; none waits for another, all are exact.
 TEST(Copy, ConcurrentCallersAreExact) {

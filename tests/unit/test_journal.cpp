@@ -33,6 +33,26 @@ void write_all(const std::string& path, std::initializer_list<JournalEntry> entr
   j.sync();
 }
 
+/// Puts an older version's header on a journal (the slots of v1 and v2 are v3's with byte 5 zero).
+void write_header(const std::string& path, const char (&header)[17]) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.write(header, 16);
+}
+
+std::string header_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string header(16, '\0');
+  in.read(header.data(), 16);
+  return header;
+}
+
+/// What a runtime does to a journal it opens: appends after its valid prefix.
+void append_one(const std::string& path, std::uint64_t valid_bytes, const JournalEntry& e) {
+  Journal j(path, valid_bytes);
+  j.append(e);
+  j.sync();
+}
+
 void flip_byte(const std::string& path, std::uint64_t offset) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
   f.seekg(static_cast<std::streamoff>(offset));
@@ -44,7 +64,8 @@ void flip_byte(const std::string& path, std::uint64_t offset) {
 
 bool same(const JournalEntry& a, const JournalEntry& b) {
   return a.op == b.op && a.id == b.id && a.generation == b.generation && a.size == b.size &&
-         a.checksum == b.checksum && a.stored == b.stored && a.frame_checksum == b.frame_checksum;
+         a.checksum == b.checksum && a.stored == b.stored && a.frame_checksum == b.frame_checksum &&
+         a.checksum_kind == b.checksum_kind;
 }
 
 /// A put of a record stored as a codec frame of `stored` bytes.
@@ -284,26 +305,52 @@ TEST(Journal, FrameSlotWithoutItsPutNamesNothing) {
   EXPECT_FALSE(r.damaged());
 }
 
-// A v1 journal (no frame slots) replays, and is upgraded to v2 when a runtime appends to it.
+// A v2 journal's entries (plain xxHash3 checksums, framed or not) replay as that kind, and keep it after
+// the upgrade to v3 that the first append of pieces checksums makes.
+TEST(Journal, VersionTwoChecksumsArePlainXxh3AndKeepTheirKind) {
+  using mlbs::catalog::ChecksumKind;
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  JournalEntry old_put = put(1, 1), old_framed = framed(2, 2, 10);
+  old_put.checksum_kind = old_framed.checksum_kind = ChecksumKind::xxh3;  // byte 5 zero: what v2 wrote
+  write_all(path, {old_put, old_framed});
+  write_header(path, "MLBS-JOURNAL-v2\n");
+  auto old = replay_journal(path);
+  ASSERT_EQ(old.entries.size(), 2u);
+  EXPECT_EQ(old.entries[0].checksum_kind, ChecksumKind::xxh3);
+  EXPECT_EQ(old.entries[1].checksum_kind, ChecksumKind::xxh3);
+  append_one(path, old.valid_bytes, put(3, 3));
+  EXPECT_EQ(header_of(path), "MLBS-JOURNAL-v3\n");
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 3u);
+  EXPECT_TRUE(same(r.entries[0], old_put));
+  EXPECT_TRUE(same(r.entries[1], old_framed));
+  EXPECT_TRUE(same(r.entries[2], put(3, 3)));
+  EXPECT_EQ(r.entries[2].checksum_kind, ChecksumKind::pieces);
+}
+
+// A slot naming a checksum kind this mlbs does not know is not a valid entry (a newer mlbs's, or damage).
+TEST(Journal, UnknownChecksumKindIsNotAValidEntry) {
+  mlbs::test::TempDir dir;
+  const std::string path = dir / "journal.mlbs";
+  JournalEntry odd = put(2, 2);
+  odd.checksum_kind = static_cast<mlbs::catalog::ChecksumKind>(7);
+  write_all(path, {put(1, 1), odd});
+  auto r = replay_journal(path);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.torn_bytes, kEntry);
+}
+
+// A v1 journal (no frame slots) replays, and is upgraded to v3 when a runtime appends to it.
 TEST(Journal, VersionOneIsReadAndUpgradedOnAppend) {
   mlbs::test::TempDir dir;
   const std::string path = dir / "journal.mlbs";
   write_all(path, {put(1, 1)});
-  {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.write("MLBS-JOURNAL-v1\n", 16);
-  }
+  write_header(path, "MLBS-JOURNAL-v1\n");
   auto old = replay_journal(path);
   ASSERT_EQ(old.entries.size(), 1u);
-  {
-    Journal j(path, old.valid_bytes);
-    j.append(framed(2, 2, 10));
-    j.sync();
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string header(16, '\0');
-  in.read(header.data(), 16);
-  EXPECT_EQ(header, "MLBS-JOURNAL-v2\n");
+  append_one(path, old.valid_bytes, framed(2, 2, 10));
+  EXPECT_EQ(header_of(path), "MLBS-JOURNAL-v3\n");
   auto r = replay_journal(path);
   ASSERT_EQ(r.entries.size(), 2u);
   EXPECT_TRUE(same(r.entries[1], framed(2, 2, 10)));

@@ -81,6 +81,20 @@ TEST(Salvage, CopyContradictingItsEntryIsDamaged) {
   EXPECT_TRUE(live_records(p.journal).empty());
 }
 
+// An entry of a v1 or v2 journal is checked against the copy's plain xxHash3, and kept with that kind.
+TEST(Salvage, OldEntryIsCheckedAgainstThePlainChecksum) {
+  JournalEntry old = put(1, 5, 100, 0x5);
+  old.checksum_kind = mlbs::catalog::ChecksumKind::xxh3;
+  StoredCopy c = copy(1, 5, 100, 0x6);
+  c.plain_checksum = 0x5;
+  auto p = plan_salvage({old}, {c}, true);
+  EXPECT_EQ(verdict_of(p, 1, 5), V::verified);
+  EXPECT_EQ(live_records(p.journal).at(1).checksum_kind, mlbs::catalog::ChecksumKind::xxh3);
+  EXPECT_EQ(live_records(p.journal).at(1).checksum, 0x5u);
+  c.plain_checksum = 0x6;  // matches only the other kind
+  EXPECT_EQ(verdict_of(plan_salvage({old}, {c}, true), 1, 5), V::damaged);
+}
+
 // A copy a surviving erase entry names stays erased, even with its put entry intact.
 TEST(Salvage, ErasedCopyStaysErased) {
   const auto p = plan_salvage({put(1, 1, 8, 0x1), erase(1, 1)}, {copy(1, 1, 8, 0x1)}, true);

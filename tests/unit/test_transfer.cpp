@@ -111,7 +111,7 @@ TEST(Transfer, MemoryToTierIsOneWholeWrite) {
   const auto digest = transfer({data.data(), nullptr}, {nullptr, &dst}, data.size(), nullptr, true);
   EXPECT_EQ(dst.bytes, data);
   EXPECT_EQ(dst.calls, std::vector<std::size_t>{data.size()});
-  EXPECT_EQ(digest, mlbs::catalog::checksum(data.data(), data.size()));
+  EXPECT_EQ(digest, mlbs::catalog::record_checksum(data.data(), data.size()));
   EXPECT_EQ(transfer({data.data(), nullptr}, {nullptr, &dst}, data.size(), nullptr, false), 0u);
 }
 
@@ -134,7 +134,7 @@ TEST(Transfer, MemoryToTierIsHashedWhileTheWriteIsHeld) {
   const auto data = pattern(300000);
   Deferred dst;
   const auto digest = transfer({data.data(), nullptr}, {nullptr, &dst}, data.size(), nullptr, true);
-  EXPECT_EQ(digest, mlbs::catalog::checksum(data.data(), data.size()));
+  EXPECT_EQ(digest, mlbs::catalog::record_checksum(data.data(), data.size()));
   EXPECT_EQ(dst.held, data.data()) << "the caller's memory itself, not a copy";
   EXPECT_TRUE(dst.bytes.empty());
   dst.commit(false);
@@ -163,7 +163,7 @@ TEST(Transfer, VerifiedTierToMemoryHashesEachPieceWhileTheNextIsRead) {
   Block into = Block::allocate(src.bytes.size());
   const auto digest = transfer({nullptr, &src}, {into.data(), nullptr}, src.bytes.size(), nullptr, true);
   EXPECT_EQ(std::memcmp(into.data(), src.bytes.data(), src.bytes.size()), 0);
-  EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
+  EXPECT_EQ(digest, mlbs::catalog::record_checksum(src.bytes.data(), src.bytes.size()));
   std::vector<std::string> reads;
   for (const std::string& line : log)
     if (line.starts_with("read ")) reads.push_back(line.substr(5));
@@ -187,7 +187,7 @@ TEST(Transfer, TierToTierGoesThroughStagingInPieces) {
   const auto digest = transfer({nullptr, &src}, {nullptr, &dst}, src.bytes.size(), &staging, true);
   EXPECT_EQ(dst.bytes, src.bytes);
   EXPECT_EQ(dst.calls, (std::vector<std::size_t>{4096, 4096, 4096, 100}));
-  EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
+  EXPECT_EQ(digest, mlbs::catalog::record_checksum(src.bytes.data(), src.bytes.size()));
 }
 
 // Between two tiers with room for three pieces in staging: the next piece is read (held) while the last
@@ -208,7 +208,7 @@ TEST(Transfer, TierToTierReadsTheNextPieceWhileTheLastIsWritten) {
                      "write 16384", "arrived 20480", "write 20480"}));
   dst.commit(false);
   EXPECT_EQ(dst.bytes, src.bytes);
-  EXPECT_EQ(digest, mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
+  EXPECT_EQ(digest, mlbs::catalog::record_checksum(src.bytes.data(), src.bytes.size()));
 }
 
 // A transfer tells its caller when its last request on each tier is queued (tiers::Control): between two
@@ -280,7 +280,7 @@ TEST(Transfer, TierToNowhereOnlyHashes) {
   src.bytes = pattern(10000);
   Block staging = Block::allocate(4096);
   EXPECT_EQ(transfer({nullptr, &src}, {}, src.bytes.size(), &staging, true),
-            mlbs::catalog::checksum(src.bytes.data(), src.bytes.size()));
+            mlbs::catalog::record_checksum(src.bytes.data(), src.bytes.size()));
   EXPECT_EQ(src.calls.size(), 3u);
 }
 
@@ -342,7 +342,7 @@ TEST(Transfer, FromMemoryStopsBeforeTheNextPieceOnceCancelled) {
       transfer({bytes.data(), nullptr}, {nullptr, &whole}, bytes.size(), nullptr, true, {&never, 4096});
   EXPECT_EQ(whole.bytes, bytes);
   EXPECT_EQ(whole.calls, (std::vector<std::size_t>{4096, 4096, 4096, 100}));
-  EXPECT_EQ(digest, mlbs::catalog::checksum(bytes.data(), bytes.size())) << "hashed piece by piece, the same";
+  EXPECT_EQ(digest, mlbs::catalog::record_checksum(bytes.data(), bytes.size())) << "hashed piece by piece, the same";
   Object once;
   transfer({bytes.data(), nullptr}, {nullptr, &once}, bytes.size(), nullptr, false);
   EXPECT_EQ(once.calls, (std::vector<std::size_t>{bytes.size()}));
@@ -361,17 +361,34 @@ TEST(Transfer, StoppablePiecesAreCapped) {
   EXPECT_EQ(dst.calls, src.calls);
 }
 
-// The record checksum is xxHash3-64 however it is computed (the library's run-time dispatch to AVX2 or
-// not; whole or streamed in uneven chunks): journals and catalogs written by either stay readable.
-TEST(Checksum, IsTheReferenceXxh3WholeAndStreamed) {
-  const std::vector<std::byte> bytes = pattern((1 << 20) + 13);
-  for (std::size_t n : {0u, 1u, 3u, 16u, 17u, 128u, 129u, 240u, 241u, 1024u, 4099u, (1u << 20) + 13u}) {
-    const std::uint64_t reference = XXH3_64bits(bytes.data(), n);  // the library's own, never dispatched
-    EXPECT_EQ(mlbs::catalog::checksum(bytes.data(), n), reference) << n << " bytes whole";
-    mlbs::catalog::Checksummer sum;
-    for (std::size_t at = 0, piece = 1; at < n; at += piece, piece = piece * 3 + 1)
-      sum.update(bytes.data() + at, std::min(piece, n - at));
-    EXPECT_EQ(sum.digest(), reference) << n << " bytes streamed";
+// Both checksum kinds are what docs/architecture.md defines however they are computed (the library's
+// run-time dispatch to AVX2 or not; whole, or streamed in chunks that straddle the 1 MiB pieces):
+// journals and catalogs written by either stay readable.
+TEST(Checksum, BothKindsAreTheReferenceWholeAndStreamed) {
+  using mlbs::catalog::ChecksumKind;
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  static_assert(mlbs::catalog::kChecksumPiece == kPiece);
+  const std::vector<std::byte> bytes = pattern(3 * kPiece + 13);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{17}, std::size_t{241}, std::size_t{4099},
+                        kPiece - 1, kPiece, kPiece + 1, 2 * kPiece, 3 * kPiece + 13}) {
+    // The library's own, never dispatched: plain, and over the pieces' little-endian digests.
+    const std::uint64_t plain = XXH3_64bits(bytes.data(), n);
+    std::vector<std::uint64_t> digests;
+    for (std::size_t at = 0; at < n; at += kPiece) digests.push_back(XXH3_64bits(bytes.data() + at, std::min(kPiece, n - at)));
+    const std::uint64_t pieces = XXH3_64bits(digests.data(), digests.size() * sizeof(std::uint64_t));
+    EXPECT_EQ(mlbs::catalog::checksum(bytes.data(), n), plain) << n << " bytes";
+    EXPECT_EQ(mlbs::catalog::record_checksum(bytes.data(), n, ChecksumKind::xxh3), plain) << n << " bytes";
+    EXPECT_EQ(mlbs::catalog::record_checksum(bytes.data(), n), pieces) << n << " bytes, the default kind";
+    for (const auto& [kind, reference] : {std::pair{ChecksumKind::xxh3, plain}, std::pair{ChecksumKind::pieces, pieces}}) {
+      mlbs::catalog::Checksummer sum(kind);
+      for (std::size_t at = 0, chunk = 1; at < n; at += chunk, chunk = chunk * 3 + 4093)
+        sum.update(bytes.data() + at, std::min(chunk, n - at));
+      EXPECT_EQ(sum.digest(), reference) << n << " bytes streamed, kind " << int(kind);
+      EXPECT_EQ(sum.digest(), reference) << "digest() does not end the stream";
+      mlbs::catalog::Checksummer whole(kind);  // whole pieces per call, as a 2 MiB staging gives them
+      for (std::size_t at = 0; at < n; at += 2 * kPiece) whole.update(bytes.data() + at, std::min(2 * kPiece, n - at));
+      EXPECT_EQ(whole.digest(), reference) << n << " bytes in 2 MiB chunks, kind " << int(kind);
+    }
   }
 }
 
@@ -379,7 +396,7 @@ TEST(Checksum, IsTheReferenceXxh3WholeAndStreamed) {
 TEST(Transfer, EmptyRecord) {
   Object dst;
   const std::byte none{};
-  EXPECT_EQ(transfer({&none, nullptr}, {nullptr, &dst}, 0, nullptr, true), mlbs::catalog::checksum(&none, 0));
+  EXPECT_EQ(transfer({&none, nullptr}, {nullptr, &dst}, 0, nullptr, true), mlbs::catalog::record_checksum(&none, 0));
   EXPECT_TRUE(dst.calls.empty());
 }
 

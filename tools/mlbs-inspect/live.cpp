@@ -114,7 +114,7 @@ std::string as_text(const View& v, const std::vector<RecordView>& records) {
                                      : std::string());
   if (!records.empty()) {
     out += fmt::format("\n{:>12}  {:>10}  {:>10}  {:>8}  {:<18}  {:<8}  {:<4}  {:<16}  {}\n", "id", "size", "stored",
-                       "gen", "state", "tiers", "read", "xxh3", "changed");
+                       "gen", "state", "tiers", "read", "checksum", "changed");
     for (const RecordView& r : records) {
       std::string where;
       for (int t : tiers_of(r.copies)) where += (where.empty() ? "" : ",") + std::to_string(t);

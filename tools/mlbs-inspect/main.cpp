@@ -134,16 +134,25 @@ struct Options {
   std::string store;
 };
 
-/// Streams the record's bytes at `offset` of `path` through xxHash3; false
-/// (with `why`) if they cannot be read in full.
-bool hash_file(const fs::path& path, std::uint64_t offset, std::uint64_t expected_size, std::uint64_t& digest,
+/// A file's checksums of both kinds: an entry of a v1 or v2 journal has the
+/// plain one, what this mlbs journals the pieces one (catalog/checksum.hpp).
+struct FileSums {
+  std::uint64_t pieces = 0, plain = 0;
+  std::uint64_t of(mlbs::catalog::ChecksumKind kind) const noexcept {
+    return kind == mlbs::catalog::ChecksumKind::xxh3 ? plain : pieces;
+  }
+};
+
+/// Streams the record's bytes at `offset` of `path` through both checksums;
+/// false (with `why`) if they cannot be read in full.
+bool hash_file(const fs::path& path, std::uint64_t offset, std::uint64_t expected_size, FileSums& digest,
                std::string& why) {
   std::ifstream in(path, std::ios::binary);
   if (!in || !in.seekg(static_cast<std::streamoff>(offset))) {
     why = fmt::format("cannot open: {}", std::strerror(errno));
     return false;
   }
-  mlbs::catalog::Checksummer sum;
+  mlbs::catalog::Checksummer sum(mlbs::catalog::ChecksumKind::pieces), plain(mlbs::catalog::ChecksumKind::xxh3);
   std::vector<char> buf(1 << 20);
   std::uint64_t total = 0;
   while (in && total < expected_size) {
@@ -151,6 +160,7 @@ bool hash_file(const fs::path& path, std::uint64_t offset, std::uint64_t expecte
     const std::streamsize n = in.gcount();
     if (n <= 0) break;
     sum.update(buf.data(), static_cast<std::size_t>(n));
+    plain.update(buf.data(), static_cast<std::size_t>(n));
     total += static_cast<std::uint64_t>(n);
   }
   if (in.bad()) {
@@ -161,7 +171,7 @@ bool hash_file(const fs::path& path, std::uint64_t offset, std::uint64_t expecte
     why = fmt::format("read {} bytes, the journal says {}", total, expected_size);
     return false;
   }
-  digest = sum.digest();
+  digest = {sum.digest(), plain.digest()};
   return true;
 }
 
@@ -211,7 +221,10 @@ std::vector<mlbs::catalog::StoredCopy> read_stored_copies(const fs::path& store_
     const mlbs::tiers::StoredObject where = mlbs::tiers::locate_stored_object(store_dir, c.id, c.generation);
     std::string why;
     c.bytes = where.bytes;
-    c.readable = where.found && hash_file(where.file, where.offset, where.bytes, c.checksum, why);
+    FileSums sums;
+    c.readable = where.found && hash_file(where.file, where.offset, where.bytes, sums, why);
+    c.checksum = sums.pieces;
+    c.plain_checksum = sums.plain;
     if (c.readable) {
       std::array<std::byte, 4> head{};
       std::ifstream in(where.file, std::ios::binary);
@@ -364,9 +377,9 @@ int run(const Options& opt) {
                           ? fmt::format("file holds {} bytes, the journal says {}", row.file_bytes,
                                         e.file_bytes())
                           : std::string("file ") + to_string(row.state);
-      } else if (!hash_file(where.file, where.offset, e.file_bytes(), row.actual_checksum, row.problem)) {
+      } else if (FileSums sums; !hash_file(where.file, where.offset, e.file_bytes(), sums, row.problem)) {
         row.verdict = Verdict::bad;
-      } else if (row.actual_checksum != e.file_checksum()) {
+      } else if ((row.actual_checksum = sums.of(e.checksum_kind)) != e.file_checksum()) {
         row.verdict = Verdict::bad;
         row.problem = fmt::format("checksum {:016x}, the journal says {:016x}", row.actual_checksum,
                                   e.file_checksum());
@@ -410,6 +423,9 @@ int run(const Options& opt) {
                                     {"generation", r.entry.generation},
                                     {"size", r.entry.size},
                                     {"checksum", fmt::format("{:016x}", r.entry.checksum)},
+                                    {"checksum_kind", r.entry.checksum_kind == mlbs::catalog::ChecksumKind::xxh3
+                                                          ? "xxh3"
+                                                          : "pieces"},
                                     {"file", r.file},
                                     {"file_state", to_string(r.state)}};
       if (r.entry.stored) {  // a codec's frame (docs/codecs.md): what the file holds
