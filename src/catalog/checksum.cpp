@@ -16,12 +16,9 @@ void update_state(XXH3_state_t* state, const void* data, std::size_t bytes) noex
 
 std::uint64_t record_checksum(const void* data, std::size_t bytes, ChecksumKind kind) {
   if (kind == ChecksumKind::xxh3) return checksum(data, bytes);
-  const auto* p = static_cast<const std::byte*>(data);
-  std::vector<std::uint64_t> digests;
-  digests.reserve(bytes / kChecksumPiece + 1);
-  for (std::size_t off = 0; off < bytes; off += kChecksumPiece)
-    digests.push_back(checksum(p + off, std::min(kChecksumPiece, bytes - off)));
-  return combine_pieces(digests.data(), digests.size());
+  Checksummer sum(kind);  // the pieces, defined once
+  sum.update(data, bytes);
+  return sum.digest();
 }
 
 Checksummer::Checksummer(ChecksumKind kind) : kind_(kind), state_(XXH3_createState(), &XXH3_freeState) {

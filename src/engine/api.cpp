@@ -22,8 +22,9 @@ namespace {
 
 /// Copies a record into its slot and returns its checksum: each piece is
 /// hashed by the thread that copied it, while it is still in that core's
-/// cache (0.2-0.3 ms more per 16 MiB on two threads here, against 1.5-1.7 ms
-/// for a helper that reads the slot cold on its way down).
+/// cache (0.3-0.45 ms more per 16 MiB on two threads here, against 1-1.7 ms
+/// of a helper's time on a core the application's kernels were using;
+/// docs/architecture.md, "Checksums").
 std::uint64_t copy_hashed(std::byte* dst, const std::byte* src, std::size_t bytes) {
   static_assert(catalog::kRecordChecksum == catalog::ChecksumKind::pieces);
   std::vector<std::uint64_t> digests((bytes + catalog::kChecksumPiece - 1) / catalog::kChecksumPiece);
