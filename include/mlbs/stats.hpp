@@ -52,6 +52,10 @@ struct Stats {
   std::uint64_t write_block_ns = 0;   ///< application time waiting inside write() for a slot
   std::uint64_t read_block_ns = 0;    ///< application time waiting inside read() for a record
   std::uint64_t copy_ns = 0;          ///< application time copying into slots
+  /// Of copy_ns, the time write() spent hashing what it copied (the record's
+  /// checksum, made by the threads that copied it; 0 with checksums off).
+  /// copy_ns less this is the copy alone (mlbs-bench's physical bound).
+  std::uint64_t copy_hash_ns = 0;
   std::uint64_t write_stalls = 0;     ///< writes that had to wait
   std::uint64_t read_stalls = 0;      ///< reads that had to wait
   std::uint64_t prefetches = 0;       ///< copies up, ahead of the read
@@ -61,6 +65,9 @@ struct Stats {
   std::uint64_t buffer_swaps = 0;     ///< reads delivered by an O(1) swap
   std::uint64_t direct_reads = 0;     ///< reads served from a file tier: DRAM had no room to make
   std::uint64_t checksum_failures = 0;  ///< copies that failed verification (read back or at recovery)
+  /// Only copies read again after failing verification once (a second
+  /// failure makes the record unreadable; docs/guarantees.md).
+  std::uint64_t rereads = 0;
   /// CPU time the helper threads have used (their thread clocks): copies,
   /// hashing, encoding, planning. On cores the application also computes on,
   /// this is what they take from it (docs/architecture.md, "Checksums").

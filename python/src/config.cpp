@@ -126,6 +126,8 @@ nb::dict to_dict(const Stats& s) {
   d["write_block_ns"] = s.write_block_ns;
   d["read_block_ns"] = s.read_block_ns;
   d["copy_ns"] = s.copy_ns;
+  d["copy_hash_ns"] = s.copy_hash_ns;
+  d["rereads"] = s.rereads;
   d["write_stalls"] = s.write_stalls;
   d["read_stalls"] = s.read_stalls;
   d["prefetches"] = s.prefetches;

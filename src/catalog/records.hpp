@@ -97,6 +97,10 @@ struct Record {
   bool journaled = false;           ///< persistent: durable on the last tier
   int pins = 0;                     ///< readers copying out of its slot
   TierMask avoid = 0;               ///< tiers that failed for it
+  /// Tiers whose copy failed verification once and had no other copy beside
+  /// it: the next failure there is final, a good read clears the doubt
+  /// (Engine::complete; bytes flipped in transit, not on the device).
+  TierMask doubted = 0;
   std::exception_ptr error;         ///< why it cannot be delivered (corruption, lost copy)
   std::exception_ptr write_failure; ///< why the last copy down failed (the record kept its copy):
                                     ///< reported when flush() or a write() needs that copy

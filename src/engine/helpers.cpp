@@ -356,15 +356,28 @@ void Engine::complete(Op& op, std::exception_ptr err) {
     if (op.why == policies::Purpose::copy_ahead) r.ahead_failed = true;
     int code = 0;
     bool source_failed = false;  // the copy we read from is bad, not the tier we wrote to
+    bool corrupt = false;
     try {
       std::rethrow_exception(err);
     } catch (const CorruptionError&) {
       ++counters_.checksum_failures;
-      source_failed = true;
+      source_failed = corrupt = true;
     } catch (const Error& e) {
       code = e.error_code();
       source_failed = op.src > 0 && e.context().tier == tiers_[op.src].backend->label();
     } catch (...) {
+    }
+    // The only copy read back bad: once may be bytes flipped on their way
+    // (a link, a controller, a network file system), which a second read
+    // does not repeat. It is planned again, as any copy that found no room
+    // is; only a second failure makes the record unreadable.
+    if (corrupt && r.copies == bit(op.src) && !(r.doubted & bit(op.src))) {
+      r.doubted |= bit(op.src);
+      ++counters_.rereads;
+      ranking_dirty_ = true;
+      if (!r.retired) publish(r);
+      settle(r);
+      return;
     }
     // Another copy may still be good: forget the bad one and go on.
     if (source_failed && (r.copies & ~bit(op.src))) {
@@ -415,6 +428,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       counters_.retention_bytes += r.size;
     }
     r.copies |= bit(op.dst);
+    r.doubted &= ~(bit(op.src) | bit(op.dst));  // read back good; a new copy
     if (op.why == policies::Purpose::copy_ahead && op.src == 0) r.ahead_from_dram = op.dst;
     note(r, op.src, op.dst);
     if (op.dst == 0) {

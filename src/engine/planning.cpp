@@ -34,7 +34,10 @@ policies::Coming Engine::coming_records() {
   policies::Coming coming{{}, last_write_bytes_};
   if (!last_write_bytes_) return coming;  // reads began
   const bool counted = schedule_.kind == Schedule::Kind::lifo && schedule_.expected_records;
-  coming.writes_done = counted || schedule_.kind == Schedule::Kind::explicit_order;
+  // An order naming no ids says nothing of the writes to come: room is kept
+  // for the next, as without an order.
+  coming.writes_done =
+      counted || (schedule_.kind == Schedule::Kind::explicit_order && !schedule_pos_.empty());
   for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {
     const StoreState& st = catalog_.store(s);
     if (!st.open) continue;
@@ -211,6 +214,7 @@ bool Engine::make_dram_room(std::size_t bytes, policies::Wishes wishes) {
 
 void Engine::drop_copy(Record& r, int t) {
   r.copies &= ~bit(t);
+  r.doubted &= ~bit(t);
   note(r, t, -1);
   publish(r);
   if (t == 0) {

@@ -200,10 +200,31 @@ TEST(Faults, TornWriteIsNeverReturned) {
   EXPECT_EQ(bad, 1u) << "exactly one record was torn";
 }
 
-// Reads from the slow tier come back corrupted once: with no other copy the read throws CorruptionError naming store, id and tier.
-TEST(Faults, CorruptReadWithoutAnotherCopyIsACorruptionError) {
+// A read from the only file tier comes back corrupted once (bytes flipped on their way, not on the device):
+// the copy is read again before it is called bad, and every record reads back exact.
+TEST(Faults, CorruptReadIsReadAgainBeforeTheCopyIsCalledBad) {
   TempDir dir;
   mlbs::Config cfg = two_tiers(dir, "read:corrupt*1");
+  cfg.schedule = mlbs::Schedule::unknown();  // no prefetch: the first read of a record on disk is ours
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_range(u, 0, 6);
+  u.flush();
+  for (std::uint64_t id = 0; id < 6; ++id) {
+    u.read(id);
+    EXPECT_TRUE(exact(u, id));
+  }
+  const mlbs::Stats st = rt.stats();
+  EXPECT_EQ(st.checksum_failures, 1u);
+  EXPECT_EQ(st.rereads, 1u);
+  EXPECT_EQ(st.tiers[1].errors, 1u) << "the failed read is the tier's error";
+}
+
+// The only copy reads back corrupted twice in a row: the read throws CorruptionError naming store, id and
+// tier, and no other record is harmed.
+TEST(Faults, CorruptReadWithoutAnotherCopyIsACorruptionError) {
+  TempDir dir;
+  mlbs::Config cfg = two_tiers(dir, "read:corrupt*2");
   cfg.schedule = mlbs::Schedule::unknown();  // no prefetch: the first read of a record on disk is ours
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
@@ -222,7 +243,8 @@ TEST(Faults, CorruptReadWithoutAnotherCopyIsACorruptionError) {
     }
   }
   EXPECT_EQ(corrupt, 1u);
-  EXPECT_GE(rt.stats().checksum_failures, 1u);
+  EXPECT_EQ(rt.stats().checksum_failures, 2u);
+  EXPECT_EQ(rt.stats().rereads, 1u);
 }
 
 // Persistent mode: the fast tier returns corrupted bytes; the good copy on the persistent tier is used instead, and the event counted.

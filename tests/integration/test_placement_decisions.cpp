@@ -88,6 +88,26 @@ TEST(PlacementDecisions, LifoWithTheCountKeepsNoRoomForAWriteThatWillNotCome) {
   }
 }
 
+// An explicit order that names no ids says nothing of the writes to come: its records rank by write
+// order, as FIFO's do, and DRAM keeps room for the next writes as FIFO's does (two of its four slots: it
+// holds the two oldest), rather than taking every write to be the last (the four oldest, no room kept).
+TEST(PlacementDecisions, AnOrderNamingNoIdsKeepsRoomForTheNextWrites) {
+  TempDir dir;
+  mlbs::Runtime rt(cfg_for(dir, mlbs::Schedule::explicit_order({})));
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_n(u, 12);
+  u.flush();
+  for (std::uint64_t id : {0, 1}) EXPECT_TRUE(in(u.info(id), 0)) << id;
+  for (std::uint64_t id = 2; id < 6; ++id) {
+    EXPECT_FALSE(in(u.info(id), 0)) << id << ": its slot was kept for a write";
+    EXPECT_TRUE(in(u.info(id), 1)) << id;
+  }
+  for (std::uint64_t id = 0; id < 12; ++id) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+}
+
 // LIFO, copy ahead on: once the writes have filled the fast tier past half, its records also get a copy on
 // the idle slow tier (every one of them, the helpers at rest after each write); all read back exact,
 // newest first, and no file is left once every record is read.

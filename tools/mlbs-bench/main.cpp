@@ -195,6 +195,7 @@ struct Run {
       r.tail_compute_s = w.tail_compute_s;
       r.turn_compute_s = w.turn_compute_s;
       r.copy_s = ms.copy_s;
+      r.copy_hash_s = ms.copy_hash_s;
       r.write_block_s = ms.write_block_s;
       r.read_block_s = ms.read_block_s;
       r.tiers = ms.tiers;

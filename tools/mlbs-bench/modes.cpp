@@ -231,6 +231,7 @@ class MlbsMode final : public Mode {
     m.write_block_s = ns_to_s(st.write_block_ns);
     m.read_block_s = ns_to_s(st.read_block_ns);
     m.copy_s = ns_to_s(st.copy_ns);
+    m.copy_hash_s = ns_to_s(st.copy_hash_ns);
     for (std::size_t i = 0; i < st.tiers.size(); ++i) {
       const mlbs::TierStats& t = st.tiers[i];
       TierReport r;

@@ -55,6 +55,7 @@ struct ModeStats {
   double write_block_s = 0;   ///< application time blocked in write
   double read_block_s = 0;    ///< application time blocked in read
   double copy_s = 0;          ///< application time copying into buffers (mlbs: into DRAM slots)
+  double copy_hash_s = 0;     ///< of copy_s, mlbs hashing what it copied (Stats::copy_hash_ns)
   std::vector<TierReport> tiers;
   nlohmann::json extra = nlohmann::json::object();   ///< mode-specific counters
 };
