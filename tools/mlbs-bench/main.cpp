@@ -595,7 +595,7 @@ int main(int argc, char** argv) {
     // --- report -------------------------------------------------------------------------
     print_table(stdout, all);
     print_rank_spread(stdout, all);
-    print_targets(stdout, evaluate_targets(median_runs(all)));
+    print_targets(stdout, evaluate_targets(median_runs(all), all));
     print_data_path(stdout, evaluate_data_path(all));
     print_insitu(stdout, all);
     std::fflush(stdout);

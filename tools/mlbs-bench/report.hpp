@@ -138,6 +138,9 @@ struct TargetCheck {
   bool io_covered = false;
   double blocking_frac = 0;       ///< (write_block_s + read_block_s) / wall_s of mlbs
   double physical_ratio = 0;      ///< mlbs wall_s / physical_bound_s (0: no bound)
+  /// physical_ratio of each of the group's mlbs runs (its repeats): the
+  /// smallest and largest, the noise the median run is read against.
+  double physical_lo = 0, physical_hi = 0;
   double bound_ratio = 0;         ///< mlbs wall_s / max(kernel_s + copy_s, io_s_model): the old, forgiving bound
   std::string best_other;         ///< fastest other mode (sync included)
   double margin = 0;              ///< best_other wall_s / mlbs wall_s (> 1: mlbs is faster)
@@ -157,8 +160,11 @@ double median(std::vector<double> v);
 std::vector<RunResult> median_runs(const std::vector<RunResult>& results);
 
 /// One TargetCheck per (workload, io_ratio) group whose mlbs run succeeded
-/// (pass median_runs() of repeated runs).
-std::vector<TargetCheck> evaluate_targets(const std::vector<RunResult>& results);
+/// (pass median_runs() of repeated runs, and every run as `repeats` for the
+/// per-repeat range of wall over the bound; without it the range is the
+/// median run's own ratio).
+std::vector<TargetCheck> evaluate_targets(const std::vector<RunResult>& results,
+                                          const std::vector<RunResult>& repeats = {});
 void print_targets(std::FILE* out, const std::vector<TargetCheck>& checks);
 
 // --- the data path (issue 4): mlbs's helpers against a plain O_DIRECT writer/reader ---
