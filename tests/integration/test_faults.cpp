@@ -200,21 +200,33 @@ TEST(Faults, TornWriteIsNeverReturned) {
   EXPECT_EQ(bad, 1u) << "exactly one record was torn";
 }
 
+/// Six records whose only copy is on the one file tier with `faults`, written and flushed; no prefetch
+/// (an unknown schedule), so the first read of a record on disk is the test's.
+struct OnlyCopyOnDisk {
+  OnlyCopyOnDisk(const TempDir& dir, const std::string& faults)
+      : rt([&] {
+          mlbs::Config cfg = two_tiers(dir, faults);
+          cfg.schedule = mlbs::Schedule::unknown();
+          return cfg;
+        }()),
+        u(rt, "u", kElems) {
+    write_range(u, 0, 6);
+    u.flush();
+  }
+  mlbs::Runtime rt;
+  mlbs::Store<float> u;
+};
+
 // A read from the only file tier comes back corrupted once (bytes flipped on their way, not on the device):
 // the copy is read again before it is called bad, and every record reads back exact.
 TEST(Faults, CorruptReadIsReadAgainBeforeTheCopyIsCalledBad) {
   TempDir dir;
-  mlbs::Config cfg = two_tiers(dir, "read:corrupt*1");
-  cfg.schedule = mlbs::Schedule::unknown();  // no prefetch: the first read of a record on disk is ours
-  mlbs::Runtime rt(cfg);
-  mlbs::Store<float> u(rt, "u", kElems);
-  write_range(u, 0, 6);
-  u.flush();
+  OnlyCopyOnDisk s(dir, "read:corrupt*1");
   for (std::uint64_t id = 0; id < 6; ++id) {
-    u.read(id);
-    EXPECT_TRUE(exact(u, id));
+    s.u.read(id);
+    EXPECT_TRUE(exact(s.u, id));
   }
-  const mlbs::Stats st = rt.stats();
+  const mlbs::Stats st = s.rt.stats();
   EXPECT_EQ(st.checksum_failures, 1u);
   EXPECT_EQ(st.rereads, 1u);
   EXPECT_EQ(st.tiers[1].errors, 1u) << "the failed read is the tier's error";
@@ -224,17 +236,12 @@ TEST(Faults, CorruptReadIsReadAgainBeforeTheCopyIsCalledBad) {
 // tier, and no other record is harmed.
 TEST(Faults, CorruptReadWithoutAnotherCopyIsACorruptionError) {
   TempDir dir;
-  mlbs::Config cfg = two_tiers(dir, "read:corrupt*2");
-  cfg.schedule = mlbs::Schedule::unknown();  // no prefetch: the first read of a record on disk is ours
-  mlbs::Runtime rt(cfg);
-  mlbs::Store<float> u(rt, "u", kElems);
-  write_range(u, 0, 6);
-  u.flush();
+  OnlyCopyOnDisk s(dir, "read:corrupt*2");
   std::size_t corrupt = 0;
   for (std::uint64_t id = 0; id < 6; ++id) {
     try {
-      u.read(id);
-      EXPECT_TRUE(exact(u, id));
+      s.u.read(id);
+      EXPECT_TRUE(exact(s.u, id));
     } catch (const mlbs::CorruptionError& e) {
       ++corrupt;
       EXPECT_EQ(e.context().store, "u");
@@ -243,8 +250,8 @@ TEST(Faults, CorruptReadWithoutAnotherCopyIsACorruptionError) {
     }
   }
   EXPECT_EQ(corrupt, 1u);
-  EXPECT_EQ(rt.stats().checksum_failures, 2u);
-  EXPECT_EQ(rt.stats().rereads, 1u);
+  EXPECT_EQ(s.rt.stats().checksum_failures, 2u);
+  EXPECT_EQ(s.rt.stats().rereads, 1u);
 }
 
 // Persistent mode: the fast tier returns corrupted bytes; the good copy on the persistent tier is used instead, and the event counted.
