@@ -4,6 +4,7 @@
 // torn or corrupted copy is never returned, latency spikes hang nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -252,6 +253,33 @@ TEST(Faults, CorruptReadWithoutAnotherCopyIsACorruptionError) {
   EXPECT_EQ(corrupt, 1u);
   EXPECT_EQ(s.rt.stats().checksum_failures, 2u);
   EXPECT_EQ(s.rt.stats().rereads, 1u);
+}
+
+// A read() that reads the file tier itself (no DRAM room can be made: half of DRAM lent, the record larger
+// than the rest) reads a copy that failed verification once again, as a helper does, and delivers it exact.
+TEST(Faults, DirectReadReadsACorruptCopyAgain) {
+  TempDir dir;
+  constexpr std::size_t kPage = 4096;
+  mlbs::Config cfg = two_tiers(dir, "read:corrupt*1");
+  cfg.tiers[0] = mlbs::Tier::memory(4 * kPage);
+  cfg.schedule = mlbs::Schedule::unknown();
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<std::uint8_t> u(rt, "u", 3 * kPage);
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = static_cast<std::uint8_t>(i * 13 + i / 251);
+  const std::vector<std::uint8_t> written(u.begin(), u.end());
+  u.write(1);
+  u.flush();
+  mlbs::detail::StoreCore lender(rt, "lender");
+  auto lent = lender.lend_slot(2 * kPage);  // makes room: record 1's DRAM copy goes
+  ASSERT_TRUE(lent);
+  std::fill(u.begin(), u.end(), std::uint8_t{0});
+  u.read(1);
+  EXPECT_TRUE(std::equal(u.begin(), u.end(), written.begin(), written.end()));
+  const mlbs::Stats st = rt.stats();
+  EXPECT_EQ(st.direct_reads, 1u) << "the record was not read directly: the test no longer tests that path";
+  EXPECT_EQ(st.checksum_failures, 1u);
+  EXPECT_EQ(st.rereads, 1u);
+  lender.return_slot(std::move(*lent));
 }
 
 // Persistent mode: the fast tier returns corrupted bytes; the good copy on the persistent tier is used instead, and the event counted.
