@@ -37,11 +37,11 @@ struct HashedCopy {
 /// copy must not forgive. Two clock reads per MiB cost well under 1 us.
 HashedCopy copy_hashed(std::byte* dst, const std::byte* src, std::size_t bytes) {
   static_assert(catalog::kRecordChecksum == catalog::ChecksumKind::pieces);
+  if (!bytes) return {catalog::combine_pieces(nullptr, 0), 0};
   struct Pieces {
     std::vector<std::uint64_t> digests;
     std::atomic<std::uint64_t> hash_ns{0};  // summed over the team's threads
   } pieces{std::vector<std::uint64_t>((bytes + catalog::kChecksumPiece - 1) / catalog::kChecksumPiece)};
-  if (!bytes) return {catalog::combine_pieces(nullptr, 0), 0};
   const copy::Decision d = copy::bulk_pieces(
       dst, src, bytes, catalog::kChecksumPiece,
       [](void* ctx, std::size_t i, const std::byte* piece, std::size_t n) noexcept {
