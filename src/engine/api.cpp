@@ -415,37 +415,46 @@ void Engine::finish_read(Record& r, bool release) {
 }
 
 void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
-  // Marked busy like a helper's copy, so no copy of it is dropped meanwhile.
-  const int src = fastest_copy(r);
+  // Marked busy like a helper's copy, so no copy of it is dropped meanwhile
+  // (but by this read, under the lock, when it fails verification).
   r.busy = true;
   const StoreState& owner = catalog_.store(r.store);
-  const std::string space = space_for(owner, src);
   const std::string store_name = owner.name;
   const bool verify = cfg_.checksums && r.has_checksum;
-  const bool doubted = r.doubted & bit(src);  // failed once already: no second read
-  lock.unlock();
   const auto start = Clock::now();
-  std::exception_ptr err;
+  int src = fastest_copy(r);
   std::uint64_t decode_ns = 0;
-  unsigned failed = 0;  // verifications that failed
-  try {
-    if (buf.capacity() < r.size) buf = detail::Block::allocate(r.size);
-    detail::Block frame;  // a compressed record's frame (rare path: made for it)
-    // Read again once after a failed verification, as a helper's copy is
-    // (Engine::complete): the bytes may have been flipped on their way.
-    for (;;) {
-      try {
-        auto reader = tiers_[src].backend->open({space, r.id, r.gen, store_name}, r.file_bytes());
-        decode_ns = tiers::read_record(*reader, stored_of(r), buf.data(), frame, verify, cfg_.helper_threads,
-                                       {store_name, r.id, tiers_[src].backend->label()});
-        break;
-      } catch (const CorruptionError&) {
-        tiers_[src].backend->count_error();
-        if (++failed > 1 || doubted) throw;
-      }
+  std::exception_ptr err;
+  for (;;) {
+    const std::string space = space_for(owner, src);
+    lock.unlock();
+    bool corrupt = false;
+    try {
+      if (buf.capacity() < r.size) buf = detail::Block::allocate(r.size);
+      detail::Block frame;  // a compressed record's frame (rare path: made for it)
+      auto reader = tiers_[src].backend->open({space, r.id, r.gen, store_name}, r.file_bytes());
+      decode_ns = tiers::read_record(*reader, stored_of(r), buf.data(), frame, verify, cfg_.helper_threads,
+                                     {store_name, r.id, tiers_[src].backend->label()});
+    } catch (const CorruptionError&) {
+      corrupt = true;
+      err = std::current_exception();
+    } catch (...) {
+      err = std::current_exception();
     }
-  } catch (...) {
-    err = std::current_exception();
+    lock.lock();
+    if (!err || !corrupt) break;
+    // What a helper's copy does with a bad read (Engine::complete): the only
+    // copy is read once more; else the bad copy goes and the next one is read.
+    tiers_[src].backend->count_error();
+    ++counters_.checksum_failures;
+    if (read_again(r, src)) {
+      err = nullptr;
+      continue;
+    }
+    if (!(r.copies & ~bit(src))) break;
+    drop_copy(r, src);
+    src = fastest_copy(r);
+    err = nullptr;
   }
   const auto end = Clock::now();
   if (trace::enabled()) {
@@ -454,12 +463,8 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
     const std::size_t n = fmt::format_to_n(name, sizeof name, "direct read {}->0", src).size;
     trace::span({name, std::min(n, sizeof name)}, "read_block", trace_ns(start), trace_ns(end), r.size);
   }
-  lock.lock();
   r.busy = false;
-  counters_.checksum_failures += failed;
-  if (failed && !doubted) ++counters_.rereads;
   if (err) {
-    if (failed) r.doubted |= bit(src);
     settle(r);
     touch();
     std::rethrow_exception(err);

@@ -212,8 +212,17 @@ class Engine {
   codec::Spec codec_;                  ///< Config::codec, parsed
   codec::Need need_;                   ///< whether the application waits for the tiers lately (codec/need.hpp)
   /// Reads a record from its fastest file copy straight into `buf`, for a
-  /// read that no DRAM room can be made for.
+  /// read that no DRAM room can be made for. A copy that fails verification
+  /// is read again or dropped for the next one, as a helper's is (read_again()).
   void read_direct(Lock& lock, Record& r, detail::Block& buf);
+  /// The copy of `r` on tier `t` just failed verification: whether it is
+  /// read once more before it is called bad (marked Record::doubted, counted
+  /// in Stats::rereads). Only the record's only copy, and only its first
+  /// failure there: bytes flipped on their way (a link, a controller, a
+  /// network file system's client) are not flipped again, while another copy,
+  /// where there is one, is used instead. Helpers' copies (complete()) and
+  /// read_direct() both ask here, so the rule is one.
+  bool read_again(Record& r, int t);
   /// write()'s checks of a new record (the id free, DRAM and the last tier's
   /// quota large enough); its store.
   StoreState& check_new_record(std::uint32_t store, std::uint64_t id, std::size_t bytes);

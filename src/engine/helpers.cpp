@@ -367,13 +367,9 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       source_failed = op.src > 0 && e.context().tier == tiers_[op.src].backend->label();
     } catch (...) {
     }
-    // The only copy read back bad: once may be bytes flipped on their way
-    // (a link, a controller, a network file system), which a second read
-    // does not repeat. It is planned again, as any copy that found no room
-    // is; only a second failure makes the record unreadable.
-    if (corrupt && r.copies == bit(op.src) && !(r.doubted & bit(op.src))) {
-      r.doubted |= bit(op.src);
-      ++counters_.rereads;
+    // The only copy read back bad once: it is planned again, as any copy
+    // that found no room is; only a second failure makes the record unreadable.
+    if (corrupt && read_again(r, op.src)) {
       ranking_dirty_ = true;
       if (!r.retired) publish(r);
       settle(r);

@@ -212,6 +212,13 @@ bool Engine::make_dram_room(std::size_t bytes, policies::Wishes wishes) {
   return mem_->fits(bytes);
 }
 
+bool Engine::read_again(Record& r, int t) {
+  if (r.copies != bit(t) || (r.doubted & bit(t))) return false;
+  r.doubted |= bit(t);
+  ++counters_.rereads;
+  return true;
+}
+
 void Engine::drop_copy(Record& r, int t) {
   r.copies &= ~bit(t);
   r.doubted &= ~bit(t);

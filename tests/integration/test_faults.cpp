@@ -10,6 +10,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mlbs/mlbs.hpp"
@@ -280,6 +281,46 @@ TEST(Faults, DirectReadReadsACorruptCopyAgain) {
   EXPECT_EQ(st.checksum_failures, 1u);
   EXPECT_EQ(st.rereads, 1u);
   lender.return_slot(std::move(*lent));
+}
+
+// A read() that reads the file tiers itself and finds the fastest copy corrupt drops it and reads the next
+// one (a persistent store: the record is on both file tiers), as a helper does, rather than read the bad one
+// again or give up.
+TEST(Faults, DirectReadFallsBackToTheNextCopy) {
+  TempDir dir;
+  constexpr std::size_t kPage = 4096;
+  mlbs::Config cfg = tiers(dir, "read:corrupt", "", mlbs::Durability::persistent);
+  cfg.tiers[0] = mlbs::Tier::memory(4 * kPage);
+  cfg.schedule = mlbs::Schedule::lifo();
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<std::uint8_t> u(rt, "u", 3 * kPage), v(rt, "v", 3 * kPage);
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = static_cast<std::uint8_t>(i * 7 + i / 509);
+  const std::vector<std::uint8_t> written(u.begin(), u.end());
+  u.write(1);
+  u.flush();
+  mlbs::detail::StoreCore lender(rt, "lender");
+  auto first = lender.lend_slot(kPage);  // DRAM's last free page
+  ASSERT_TRUE(first);
+  v.write(1);  // u:1 leaves DRAM for the fast tier: LIFO reads it after v:1
+  v.flush();
+  rt.set_schedule(mlbs::Schedule::unknown());  // nothing prefetches u:1 into the room v:1 leaves
+  v.erase(1);
+  // v:1's slot comes free once the helper copying it (if any) is done.
+  for (long scan = 0; scan < 100000000 && rt.stats().tiers[0].used_bytes > kPage; ++scan) std::this_thread::yield();
+  auto second = lender.lend_slot(kPage);  // half of DRAM lent: u:1 no longer fits beside it
+  ASSERT_TRUE(second);
+  ASSERT_EQ(u.info(1).tiers, (std::vector<int>{1, 2})) << "the test needs u:1 on both file tiers only";
+  std::fill(u.begin(), u.end(), std::uint8_t{0});
+  u.read(1);
+  EXPECT_TRUE(std::equal(u.begin(), u.end(), written.begin(), written.end()));
+  const mlbs::Stats st = rt.stats();
+  EXPECT_EQ(st.direct_reads, 1u) << "the record was not read directly: the test no longer tests that path";
+  EXPECT_EQ(st.checksum_failures, 1u) << "the bad copy was read more than once";
+  EXPECT_EQ(st.rereads, 0u) << "a copy with another beside it is not read again";
+  EXPECT_EQ(st.tiers[1].errors, 1u);
+  EXPECT_EQ(u.info(1).tiers, (std::vector<int>{2})) << "the bad copy was kept";
+  lender.return_slot(std::move(*first));
+  lender.return_slot(std::move(*second));
 }
 
 // Persistent mode: the fast tier returns corrupted bytes; the good copy on the persistent tier is used instead, and the event counted.
