@@ -418,15 +418,14 @@ void Engine::read_direct(Lock& lock, Record& r, detail::Block& buf) {
   // Marked busy like a helper's copy, so no copy of it is dropped meanwhile
   // (but by this read, under the lock, when it fails verification).
   r.busy = true;
-  const StoreState& owner = catalog_.store(r.store);
-  const std::string store_name = owner.name;
+  const std::string store_name = catalog_.store(r.store).name;
   const bool verify = cfg_.checksums && r.has_checksum;
   const auto start = Clock::now();
   int src = fastest_copy(r);
   std::uint64_t decode_ns = 0;
   std::exception_ptr err;
   for (;;) {
-    const std::string space = space_for(owner, src);
+    const std::string space = space_for(catalog_.store(r.store), src);  // under the lock, each time
     lock.unlock();
     bool corrupt = false;
     try {
