@@ -1,7 +1,7 @@
 // The simulator against a real run on this machine (docs/simulator.md):
 // an RTM-shaped application (compute, then a snapshot written, N times;
 // then each snapshot read back newest first, then compute) runs through a
-// real Runtime whose two directory tiers are capped below the disk's speed,
+// real Runtime whose directory tiers are capped below the disk's speed,
 // and through mlbs-sim's model of the same machine. Prints both walls and
 // their ratio; exits 1 when the model is off by more than --tolerance
 // (default 10%), 77 (skipped) under a sanitizer, whose overhead the model
@@ -12,7 +12,9 @@
 // the helper threads (default 2), for the runtime and the model. --machine
 // spread swaps the tiers for two unlimited ones at 256 and 128 MiB/s with
 // DRAM for 8 records and 10 ms of compute per call: placement spreads the
-// records over both (docs/architecture.md, "Spreading").
+// records over both (docs/architecture.md, "Spreading"). --machine one has
+// a single unlimited tier at 256 MiB/s and DRAM for 8 records: it copies
+// DRAM's records ahead while they all fit (docs/architecture.md, "Copy ahead").
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -39,7 +41,7 @@ struct Setup {
   std::uint64_t dram_bytes = 32 * kMiB;
   std::uint64_t fast_bytes = 64 * kMiB;  ///< 0 = unlimited
   std::uint64_t fast_bw = 512 * kMiB;
-  std::uint64_t slow_bw = 128 * kMiB;
+  std::uint64_t slow_bw = 128 * kMiB;  ///< 0 = no slow tier
   double compute_s = 0.02;  ///< per write and per read
   unsigned helpers = 2;
   std::string schedule = "lifo";  ///< lifo, lifo:N or revolve
@@ -81,10 +83,12 @@ double real_run(const Setup& s, const fs::path& dir) {
   // others of the same check).
   ::sync();
   mlbs::Config cfg;
-  cfg.tiers = {mlbs::Tier::memory(s.dram_bytes), mlbs::Tier::directory((dir / "fast").string(), s.fast_bytes),
-               mlbs::Tier::directory((dir / "slow").string())};
+  cfg.tiers = {mlbs::Tier::memory(s.dram_bytes), mlbs::Tier::directory((dir / "fast").string(), s.fast_bytes)};
   cfg.tiers[1].bandwidth_bytes_per_s = s.fast_bw;
-  cfg.tiers[2].bandwidth_bytes_per_s = s.slow_bw;
+  if (s.slow_bw) {
+    cfg.tiers.push_back(mlbs::Tier::directory((dir / "slow").string()));
+    cfg.tiers[2].bandwidth_bytes_per_s = s.slow_bw;
+  }
   cfg.helper_threads = s.helpers;
   const Order order = order_for(s);
   cfg.schedule = order.schedule;
@@ -108,7 +112,8 @@ mlbs::sim::Result simulated(const Setup& s) {
   mlbs::sim::Machine m;
   m.dram_bytes = s.dram_bytes;
   m.helpers = s.helpers;
-  m.tiers = {{s.fast_bytes, double(s.fast_bw), 0, 1.0}, {0, double(s.slow_bw), 0, 1.0}};
+  m.tiers = {{s.fast_bytes, double(s.fast_bw), 0, 1.0}};
+  if (s.slow_bw) m.tiers.push_back({0, double(s.slow_bw), 0, 1.0});
   mlbs::sim::Workload w;
   w.record_bytes = s.record_bytes;
   w.records = s.records;
@@ -144,8 +149,13 @@ int main(int argc, char** argv) {
     s.fast_bytes = 0;
     s.fast_bw = 256 * kMiB;
     s.compute_s = 0.01;
+  } else if (machine == "one") {
+    s.dram_bytes = 64 * kMiB;
+    s.fast_bytes = 0;
+    s.fast_bw = 256 * kMiB;
+    s.slow_bw = 0;
   } else if (machine != "default") {
-    std::fprintf(stderr, "sim-check: --machine must be default or spread, not '%s'\n", machine.c_str());
+    std::fprintf(stderr, "sim-check: --machine must be default, spread or one, not '%s'\n", machine.c_str());
     return 2;
   }
   if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve") {
@@ -171,7 +181,7 @@ int main(int argc, char** argv) {
   }
   std::printf("sim-check (%s%s): real wall %.3f s (median of %s), simulated %.3f s: %+.1f%% "
               "(tolerance %.0f%%); physical bound %.3f s: real %.3fx, simulated %.3fx\n",
-              s.schedule.c_str(), machine == "spread" ? ", spread" : "", real, runs.c_str(), model, 100 * off,
+              s.schedule.c_str(), machine == "default" ? "" : (", " + machine).c_str(), real, runs.c_str(), model, 100 * off,
               100 * tolerance, sim.bound_s, real / sim.bound_s, model / sim.bound_s);
   return std::abs(off) <= tolerance ? 0 : 1;
 }

@@ -160,11 +160,12 @@ struct MLBS_API Config {
   /// LIFO (without a record-count hint) and unknown schedules, scratch mode:
   /// while writes come down, a slower file tier with nothing to do takes a
   /// second copy of the records the tier above it would give up first, from
-  /// that tier's first record on, so the slower tier (often the bottleneck) starts
-  /// working with the first records instead of when the faster one is full
-  /// (docs/architecture.md, "Copy ahead"). Its cost is traffic on the slower
-  /// tier that a run which fits after all did not need; false turns it off
-  /// (a shared file system its operators want spared).
+  /// that tier's first record on, so the slower tier (often the bottleneck)
+  /// starts working with the first records instead of when the faster one is
+  /// full; with one file tier, that tier takes a copy of the DRAM record the
+  /// next write would send there (docs/architecture.md, "Copy ahead"). Its
+  /// cost is traffic that a run which fits after all did not need; false
+  /// turns it off (a shared file system its operators want spared).
   bool copy_ahead = true;
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.

@@ -350,6 +350,30 @@ TEST(PlacementDecisions, TheFirstReadStopsTheCopyAheadInFlight) {
   EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
 }
 
+// LIFO, copy ahead on, one file tier: while DRAM still holds every record written, the idle tier takes a
+// copy of the oldest (the next a write would send there) rather than wait for a write to need its slot;
+// the first read then stops it, every record reads back exact and no file is left.
+TEST(PlacementDecisions, LifoCopiesAheadOntoItsOneIdleFileTier) {
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(4 * kRec), mlbs::Tier::directory(dir / "disk")};
+  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.copy_ahead = true;
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  gate().arm(1, 0);
+  write_n(u, 2);  // DRAM has room for four: nothing has to leave it
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 was never copied ahead";
+  u.read(1);
+  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 1.0f; }));
+  gate().release();
+  u.read(0);
+  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 0.0f; }));
+  u.flush();
+  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
+}
+
 // Lineage records each move with a timestamp, from the application's write on.
 TEST(PlacementDecisions, LineageRecordsMoves) {
   TempDir dir;

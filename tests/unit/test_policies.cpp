@@ -464,6 +464,42 @@ TEST(Policies, CopyAheadStartsTheSlowerTierFromDramWithTheFirstRecord) {
   EXPECT_FALSE(decide([](Scene& s) { s.writing = false; })) << "reads have begun";
 }
 
+// One file tier: while writes come down, the idle tier takes a copy of DRAM's furthest record (the next a
+// write sends there), even with DRAM full; only that one, from DRAM, and not when there is a slower tier,
+// the tier is busy, DRAM does not write behind or the record cannot go there.
+TEST(Policies, CopyAheadFillsTheOneIdleFileTierFromDram) {
+  const auto decide = decider(copy_ahead, [] {
+    Scene s(2);
+    s.writing = s.copy_ahead = true;
+    s.tiers[0].write_behind = true;
+    s.tiers[0].free_bytes = 0;  // DRAM full: the next write waits for the furthest to go
+    s.add(bit(0), 1, true);
+    s.add(bit(0), 1, true);
+    return s;
+  });
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::copy_ahead);
+  EXPECT_EQ(d->record, 1u) << "the furthest";
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 1);
+  EXPECT_TRUE(d->drops.empty());
+  const auto next_one = decide([](Scene& s) { s.records[1].copies |= bit(1); });
+  ASSERT_TRUE(next_one);
+  EXPECT_EQ(next_one->record, 0u) << "the furthest has its copy: the next";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[1].busy = true; })) << "the furthest is on its way: one at a time";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].copies_in_flight = 1; })) << "the tier is busy";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].write_behind = false; })) << "DRAM does not write behind (its marks)";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[1].dir_target = -1; })) << "no room for it there";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[1].avoid = bit(1); })) << "the tier failed for it";
+  EXPECT_FALSE(decide([](Scene& s) { s.writing = false; })) << "reads have begun";
+  EXPECT_FALSE(decide([](Scene& s) { s.copy_ahead = false; })) << "FIFO, a hint, or Config::copy_ahead off";
+  EXPECT_FALSE(decide([](Scene& s) { s.persistent = true; }));
+  EXPECT_FALSE(decide([](Scene& s) {
+    s.tiers.emplace_back();  // a slower, unlimited tier: the tier above is unlimited too and gives nothing up
+  })) << "spreading over several tiers chooses where it goes";
+}
+
 // A record copied ahead from DRAM gets its copy on its target before DRAM lets it go: drain_ahead takes it
 // (from DRAM) after any copy ahead, drain_dram once a write waits for a slot, and dram_room does not give
 // its slot while that copy is missing; once made, the slot goes.

@@ -137,6 +137,26 @@ TEST(Sim, CopyAheadStartsTheSlowTierWithTheFirstRecords) {
   EXPECT_EQ(with.bytes_read, without.bytes_read);
 }
 
+// One unlimited file tier, DRAM for 8 of 32 records, compute equal to the least I/O: the tier copies DRAM's
+// oldest record ahead from the first write on instead of idling until DRAM is full (94 ms); within 1.05x of
+// the bound (1.027x; 1.126x before); 9% longer with copy ahead off.
+TEST(Sim, OneFileTierTakesDramsRecordsAheadFromTheFirstWrite) {
+  Machine m;
+  m.dram_bytes = 128 * kMiB;
+  m.tiers = {{0, 1024.0 * kMiB, 0, 1.0}};
+  m.timeline = true;
+  const Workload w = records(32, 0.75 / 64);
+  const Result with = simulate(m, w);
+  m.copy_ahead = false;
+  const Result without = simulate(m, w);
+  double first = 1e9;
+  for (const Span& s : with.timeline)
+    if (s.dst == 1) first = std::min(first, s.start_s);
+  EXPECT_LT(first, 0.03) << "the tier's first copy";
+  EXPECT_LT(with.wall_s, 1.05 * with.bound_s);
+  EXPECT_GT(without.wall_s, 1.05 * with.wall_s);
+}
+
 // LIFO told the record count, the demo's machine (micro at I/O ratio 8): the oldest records are placed on the
 // slow tier from the start, and while it is busy the next ones are staged on the fast tier instead of holding
 // DRAM, so the slow tier works from the first record on: within 1.15x of the physical bound (1.134x), where
@@ -292,8 +312,8 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.037,
-// p90 1.318, max 1.98); the target of 1.05x at every point is not met yet.
+// the policies measured when last changed (docs/simulator.md: median 1.029,
+// p90 1.309, max 1.98); the target of 1.05x at every point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepStats st = sweep();
   const double median = st.ratio[st.ratio.size() / 2];
@@ -303,7 +323,7 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   RecordProperty("max", std::to_string(st.ratio.back()));
   std::printf("wall / physical bound over %zu configurations: median %.3f, p90 %.3f, max %.3f\n", st.ratio.size(),
               median, p90, st.ratio.back());
-  EXPECT_LT(median, 1.05);
+  EXPECT_LT(median, 1.04);
   EXPECT_LT(p90, 1.35);
   EXPECT_LT(st.ratio.back(), 2.1);
 }

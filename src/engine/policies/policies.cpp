@@ -357,10 +357,37 @@ std::optional<Decision> write_behind(const View& v, Notes& notes) {
   return std::nullopt;
 }
 
+namespace {
+
+/// copy_ahead() for the DRAM record a write sends down next, where no
+/// slower tier takes it ahead: its tier is the fastest file tier, and that
+/// is the last or unlimited (an unlimited tier never gives a record up).
+/// The furthest DRAM-only record is that one; its tier copies it while idle
+/// (first opportunity) rather than when the write waits for the slot: with
+/// DRAM for 8 records, a 32-record LIFO run left its one tier idle for the
+/// first 94 ms (1.12x the bound in mlbs-sim; 1.03x with this).
+std::optional<Decision> copy_ahead_from_dram(const View& v) {
+  if (!v.tiers[0].write_behind || v.last() < 1) return std::nullopt;
+  const TierView& tv = v.tiers[1];
+  if (tv.copies_in_flight || tv.full_latched || v.last() > 1) return std::nullopt;
+  for (std::size_t i = v.ranked.size(); i-- > 0;) {
+    const Record& r = *v.ranked[i];
+    if (r.copies != bit(0) || r.retired) continue;
+    if (r.busy || r.error || r.ahead_failed || r.dir_target != 1 || (r.avoid & bit(1)) ||
+        tv.free_bytes < r.plan_bytes())
+      return std::nullopt;
+    return copy(Purpose::copy_ahead, i, 0, 1, {});
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<Decision> copy_ahead(const View& v, Notes&) {
   // Only while writes come down (they are what fills the tiers above), and
   // in scratch mode (persistent records get their last-tier copy anyway).
   if (!v.writing || v.persistent || !v.copy_ahead) return std::nullopt;
+  if (auto d = copy_ahead_from_dram(v)) return d;
   // New writes give a backed record's room only to records more than half
   // its size (placement): the latest write's size is what to expect of them.
   const Record* newest = nullptr;
