@@ -6,7 +6,7 @@
 // their ratio; exits 1 when the model is off by more than --tolerance
 // (default 10%), 77 (skipped) under a sanitizer, whose overhead the model
 // does not know. --schedule picks the read order and what the planner is
-// told: lifo (default), lifo:N (the record count), or revolve (a
+// told: lifo (default), lifo:N (the record count), fifo, or revolve (a
 // revolve-like explicit order, sim::revolve_like_order: groups of 4, newest
 // group first, each group's head read before and after the rest); --helpers
 // the helper threads (default 2), for the runtime and the model. --machine
@@ -44,7 +44,7 @@ struct Setup {
   std::uint64_t slow_bw = 128 * kMiB;  ///< 0 = no slow tier
   double compute_s = 0.02;  ///< per write and per read
   unsigned helpers = 2;
-  std::string schedule = "lifo";  ///< lifo, lifo:N or revolve
+  std::string schedule = "lifo";  ///< lifo, lifo:N, fifo or revolve
 };
 
 /// The read order and what the planner is told, for the runtime and for the model.
@@ -59,6 +59,11 @@ Order order_for(const Setup& s) {
   if (s.schedule == "revolve") {
     o.ids = mlbs::sim::revolve_like_order(n, 4);
     o.schedule = mlbs::Schedule::explicit_order(o.ids);
+    return o;
+  }
+  if (s.schedule == "fifo") {
+    for (std::uint32_t i = 0; i < n; ++i) o.ids.push_back(i);
+    o.schedule = mlbs::Schedule::fifo();
     return o;
   }
   for (std::uint32_t i = n; i-- > 0;) o.ids.push_back(i);
@@ -158,8 +163,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sim-check: --machine must be default, spread or one, not '%s'\n", machine.c_str());
     return 2;
   }
-  if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve") {
-    std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N or revolve, not '%s'\n", s.schedule.c_str());
+  if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve" && s.schedule != "fifo") {
+    std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N, fifo or revolve, not '%s'\n",
+                 s.schedule.c_str());
     return 2;
   }
   // The median of five: two runs disturbed by the VM's disk (a stall of a

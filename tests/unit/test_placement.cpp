@@ -203,6 +203,30 @@ TEST(Placement, DramResidentsYieldTheirFileRoomToARecordLeavingDram) {
   EXPECT_EQ(p.dir_tier, (std::vector<int>{-1, 1}));
 }
 
+// Reads under way (FIFO's turn): a record only DRAM holds, read last, keeps its slot beside the slot of the
+// next fetch (one per file tier the next reads come from) rather than leave for a fetch further ahead; a record
+// with a file copy to come back from gives way by rank, and so does everything while writes come down.
+TEST(Placement, ARecordOnlyDramHoldsKeepsItsSlotOnceReadsBegin) {
+  std::vector<PlacementItem> ranked = {
+      {4096, 4096, 0, 1},   // read next, on the file tier
+      {4096, 4096, 0, 1},   // then another there
+      {4096, 4096, 0, -1},  // read last, only in DRAM
+  };
+  ranked[2].held = true;
+  EXPECT_EQ(place(ranked, 8192, {0, 0}, /*moves_up=*/true).in_memory, bools({1, 0, 1}));
+  EXPECT_EQ(place(ranked, 8192, {0, 0}, /*moves_up=*/false).in_memory, bools({1, 1, 0})) << "writes come down";
+  std::vector<PlacementItem> clean = ranked;
+  clean[2].file_copy = 1;
+  EXPECT_EQ(place(clean, 8192, {0, 0}, true).in_memory, bools({1, 1, 0})) << "it can come back from its copy";
+  std::vector<PlacementItem> two_tiers = ranked;
+  two_tiers[1].file_copy = 2;  // the next two fetches come from two tiers: a slot for each
+  EXPECT_EQ(place(two_tiers, 8192, {0, 0, 0}, true).in_memory, bools({1, 1, 0}));
+  std::vector<PlacementItem> read_first = ranked;
+  read_first[0].held = true;  // a record DRAM holds, read before any fetch, keeps its slot first
+  read_first[0].file_copy = -1;
+  EXPECT_EQ(place(read_first, 8192, {0, 0}, true).in_memory, bools({1, 0, 1}));
+}
+
 // A resident is not demoted to admit a sooner record: the newcomer takes the next tier with room.
 TEST(Placement, ResidentIsNotDemotedForASoonerRecord) {
   std::vector<mlbs::engine::policies::PlacementItem> ranked = {

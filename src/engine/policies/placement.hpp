@@ -61,6 +61,20 @@ struct Placement {
 /// or takes the fastest tier with room, before any other record is placed
 /// (residents that lose their room to them move down: retention's cost).
 ///
+/// With `moves_up` true (reads have begun), the records DRAM holds (`held`)
+/// that are read before any record DRAM lacks keep their slots first; then
+/// one DRAM holds without a file copy to come back from (`file_copy` < 0: a
+/// staged copy or one made ahead is on its way elsewhere, and a persistent
+/// record's durable copy is placed afresh) keeps its slot whatever its rank,
+/// beside the slots of the next records to come up: one for the soonest
+/// from each file tier among as many of the next records as there are file
+/// tiers (a tier fetches one record at a time), less the slots of the
+/// records read before them (each frees for a fetch). Sending it down to make room
+/// for a fetch further ahead would cost a write now and a read later, where
+/// keeping it costs only fetch depth a tier's one-at-a-time fetching does
+/// not use: Cao et al.'s do-no-harm, with the write a dirty record's
+/// eviction costs counted.
+///
 /// With `moves_up` false (writes are coming down: prefetch_file() waits for
 /// reads) residents stay where they are: room is not promised to a move no
 /// policy would make, which could leave a tier's room on paper only.
