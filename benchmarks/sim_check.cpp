@@ -12,7 +12,9 @@
 // the helper threads (default 2), for the runtime and the model. --machine
 // spread swaps the tiers for two unlimited ones at 256 and 128 MiB/s with
 // DRAM for 8 records and 10 ms of compute per call: placement spreads the
-// records over both (docs/architecture.md, "Spreading"). --machine one has
+// records over both (docs/architecture.md, "Spreading"); --machine five the
+// same with tiers at 500 and 100 MiB/s (the slower joins: "Only tiers the
+// read-ahead can hide"). --machine one has
 // a single unlimited tier at 256 MiB/s and DRAM for 8 records: it copies
 // DRAM's records ahead while they all fit (docs/architecture.md, "Copy ahead").
 #include <algorithm>
@@ -154,13 +156,19 @@ int main(int argc, char** argv) {
     s.fast_bytes = 0;
     s.fast_bw = 256 * kMiB;
     s.compute_s = 0.01;
+  } else if (machine == "five") {
+    s.dram_bytes = 64 * kMiB;
+    s.fast_bytes = 0;
+    s.fast_bw = 500 * kMiB;
+    s.slow_bw = 100 * kMiB;
+    s.compute_s = 0.01;
   } else if (machine == "one") {
     s.dram_bytes = 64 * kMiB;
     s.fast_bytes = 0;
     s.fast_bw = 256 * kMiB;
     s.slow_bw = 0;
   } else if (machine != "default") {
-    std::fprintf(stderr, "sim-check: --machine must be default, spread or one, not '%s'\n", machine.c_str());
+    std::fprintf(stderr, "sim-check: --machine must be default, spread, five or one, not '%s'\n", machine.c_str());
     return 2;
   }
   if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve" && s.schedule != "fifo") {

@@ -400,14 +400,14 @@ TEST(Placement, SpreadingCountsResidentsAndArrivalsAndRespectsRoom) {
   EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1, 1}));
 }
 
-// A tier that moves a record slower than half the time the fastest takes to fill DRAM's room stays out of
-// the spreading (reads would wait on it); with more DRAM to look ahead it joins.
+// A tier that moves a record slower than the time the fastest takes to fill DRAM's room stays out of the
+// spreading (reads would wait on it); with more DRAM to look ahead it joins.
 TEST(Placement, ASlowTierJoinsOnlyWithinDramsLookahead) {
   const std::vector<double> rates = {0, 4000, 1000};  // a record: 0.025 s on tier 1, 0.1 s on tier 2
   std::vector<PlacementItem> ranked(8, PlacementItem{100, 100, 1, 1});  // tier 1 has 0.2 s of reads to do
   ranked.push_back(spilled(1, 100)[0]);
-  EXPECT_EQ(place(ranked, 400, {0, 0, 0}, false, rates).dir_tier[8], 1) << "window 0.5 * 400 / 4000 = 0.05 s";
-  EXPECT_EQ(place(ranked, 1000, {0, 0, 0}, false, rates).dir_tier[8], 2) << "window 0.125 s: tier 2 joins";
+  EXPECT_EQ(place(ranked, 300, {0, 0, 0}, false, rates).dir_tier[8], 1) << "window 300 / 4000 = 0.075 s";
+  EXPECT_EQ(place(ranked, 500, {0, 0, 0}, false, rates).dir_tier[8], 2) << "window 0.125 s: tier 2 joins";
 }
 
 // With rates, a resident on a slower tier does not move up into an unlimited faster one (the move

@@ -85,7 +85,7 @@ struct Placement {
 /// resident's read, each arriving record's write and read, at the tier's
 /// rate) and its own, so the tiers share the traffic in proportion to their
 /// bandwidth as the physical bound's split does. A tier slower than the
-/// fastest joins only if it moves a record within half the time the fastest
+/// fastest joins only if it moves a record within the time the fastest
 /// fills `mem_capacity` (else reads would wait on it: prefetching looks no
 /// further ahead than DRAM holds), and residents move up only into bounded
 /// tiers. Without rates: the fastest tier with room.
