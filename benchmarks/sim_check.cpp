@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -40,13 +41,27 @@ constexpr std::uint64_t kMiB = 1ull << 20;
 struct Setup {
   std::uint32_t records = 24;
   std::uint64_t record_bytes = 8 * kMiB;
-  std::uint64_t dram_bytes = 32 * kMiB;
-  std::uint64_t fast_bytes = 64 * kMiB;  ///< 0 = unlimited
-  std::uint64_t fast_bw = 512 * kMiB;
-  std::uint64_t slow_bw = 128 * kMiB;  ///< 0 = no slow tier
-  double compute_s = 0.02;  ///< per write and per read
+  // The machine: a row of kMachines.
+  std::uint64_t dram_bytes = 0;
+  std::uint64_t fast_bytes = 0;  ///< 0 = unlimited
+  std::uint64_t fast_bw = 0;
+  std::uint64_t slow_bw = 0;  ///< 0 = no slow tier
+  double compute_s = 0;  ///< per write and per read
   unsigned helpers = 2;
   std::string schedule = "lifo";  ///< lifo, lifo:N, fifo or revolve
+};
+
+/// The machines --machine names (the model's and the real run's alike).
+struct MachineRow {
+  const char* name;
+  std::uint64_t dram_bytes, fast_bytes, fast_bw, slow_bw;  ///< fast_bytes 0: unlimited; slow_bw 0: no slow tier
+  double compute_s;
+};
+constexpr MachineRow kMachines[] = {
+    {"default", 32 * kMiB, 64 * kMiB, 512 * kMiB, 128 * kMiB, 0.02},
+    {"spread", 64 * kMiB, 0, 256 * kMiB, 128 * kMiB, 0.01},
+    {"five", 64 * kMiB, 0, 500 * kMiB, 100 * kMiB, 0.01},
+    {"one", 64 * kMiB, 0, 256 * kMiB, 0, 0.02},
 };
 
 /// The read order and what the planner is told, for the runtime and for the model.
@@ -151,26 +166,17 @@ int main(int argc, char** argv) {
     if (a == "--helpers") s.helpers = unsigned(std::max(1, std::atoi(argv[i + 1])));
     if (a == "--machine") machine = argv[i + 1];
   }
-  if (machine == "spread") {
-    s.dram_bytes = 64 * kMiB;
-    s.fast_bytes = 0;
-    s.fast_bw = 256 * kMiB;
-    s.compute_s = 0.01;
-  } else if (machine == "five") {
-    s.dram_bytes = 64 * kMiB;
-    s.fast_bytes = 0;
-    s.fast_bw = 500 * kMiB;
-    s.slow_bw = 100 * kMiB;
-    s.compute_s = 0.01;
-  } else if (machine == "one") {
-    s.dram_bytes = 64 * kMiB;
-    s.fast_bytes = 0;
-    s.fast_bw = 256 * kMiB;
-    s.slow_bw = 0;
-  } else if (machine != "default") {
+  const MachineRow* row = std::find_if(std::begin(kMachines), std::end(kMachines),
+                                       [&](const MachineRow& m) { return machine == m.name; });
+  if (row == std::end(kMachines)) {
     std::fprintf(stderr, "sim-check: --machine must be default, spread, five or one, not '%s'\n", machine.c_str());
     return 2;
   }
+  s.dram_bytes = row->dram_bytes;
+  s.fast_bytes = row->fast_bytes;
+  s.fast_bw = row->fast_bw;
+  s.slow_bw = row->slow_bw;
+  s.compute_s = row->compute_s;
   if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve" && s.schedule != "fifo") {
     std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N, fifo or revolve, not '%s'\n",
                  s.schedule.c_str());

@@ -359,17 +359,18 @@ std::optional<Decision> write_behind(const View& v, Notes& notes) {
 
 namespace {
 
-/// copy_ahead() for the DRAM record a write sends down next, where no
-/// slower tier takes it ahead: its tier is the fastest file tier, and that
-/// is the last or unlimited (an unlimited tier never gives a record up).
-/// The furthest DRAM-only record is that one; its tier copies it while idle
-/// (first opportunity) rather than when the write waits for the slot: with
-/// DRAM for 8 records, a 32-record LIFO run left its one tier idle for the
-/// first 94 ms (1.12x the bound in mlbs-sim; 1.03x with this).
+/// copy_ahead() with one file tier, where no slower tier takes DRAM's
+/// records ahead: the furthest DRAM-only record is the one a write sends
+/// down next, so the tier copies it while idle (first opportunity) rather
+/// than when the write waits for the slot: with DRAM for 8 records, a
+/// 32-record LIFO run left its one tier idle for the first 94 ms (1.12x the
+/// bound in mlbs-sim; 1.03x with this). Not with several file tiers: there
+/// spreading picks a record's tier as it leaves DRAM, and a copy made early
+/// on the fastest tied it there (up to 0.76 worse over the sweep).
 std::optional<Decision> copy_ahead_from_dram(const View& v) {
-  if (!v.tiers[0].write_behind || v.last() < 1) return std::nullopt;
+  if (!v.tiers[0].write_behind || v.last() != 1) return std::nullopt;
   const TierView& tv = v.tiers[1];
-  if (tv.copies_in_flight || tv.full_latched || v.last() > 1) return std::nullopt;
+  if (tv.copies_in_flight || tv.full_latched) return std::nullopt;
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     if (r.copies != bit(0) || r.retired) continue;
