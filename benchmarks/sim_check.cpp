@@ -14,9 +14,9 @@
 // DRAM for 8 records and 10 ms of compute per call: placement spreads the
 // records over both (docs/architecture.md, "Spreading"); --machine five the
 // same with tiers at 500 and 100 MiB/s (the slower joins: "Only tiers the
-// read-ahead can hide"). --machine one has
-// a single unlimited tier at 256 MiB/s and DRAM for 8 records: it copies
-// DRAM's records ahead while they all fit (docs/architecture.md, "Copy ahead").
+// read-ahead can hide"). --machine one has a single unlimited tier at 256
+// MiB/s and DRAM for 8 records: it copies DRAM's records ahead while they
+// all fit (docs/architecture.md, "Copy ahead").
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,30 +38,25 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kMiB = 1ull << 20;
 
-struct Setup {
-  std::uint32_t records = 24;
-  std::uint64_t record_bytes = 8 * kMiB;
-  // The machine: a row of kMachines.
-  std::uint64_t dram_bytes = 0;
-  std::uint64_t fast_bytes = 0;  ///< 0 = unlimited
-  std::uint64_t fast_bw = 0;
-  std::uint64_t slow_bw = 0;  ///< 0 = no slow tier
-  double compute_s = 0;  ///< per write and per read
-  unsigned helpers = 2;
-  std::string schedule = "lifo";  ///< lifo, lifo:N, fifo or revolve
-};
-
 /// The machines --machine names (the model's and the real run's alike).
-struct MachineRow {
+struct MachineSpec {
   const char* name;
   std::uint64_t dram_bytes, fast_bytes, fast_bw, slow_bw;  ///< fast_bytes 0: unlimited; slow_bw 0: no slow tier
-  double compute_s;
+  double compute_s;                                        ///< per write and per read
 };
-constexpr MachineRow kMachines[] = {
+constexpr MachineSpec kMachines[] = {
     {"default", 32 * kMiB, 64 * kMiB, 512 * kMiB, 128 * kMiB, 0.02},
     {"spread", 64 * kMiB, 0, 256 * kMiB, 128 * kMiB, 0.01},
     {"five", 64 * kMiB, 0, 500 * kMiB, 100 * kMiB, 0.01},
     {"one", 64 * kMiB, 0, 256 * kMiB, 0, 0.02},
+};
+
+struct Setup {
+  std::uint32_t records = 24;
+  std::uint64_t record_bytes = 8 * kMiB;
+  MachineSpec m = kMachines[0];
+  unsigned helpers = 2;
+  std::string schedule = "lifo";  ///< lifo, lifo:N, fifo or revolve
 };
 
 /// The read order and what the planner is told, for the runtime and for the model.
@@ -105,11 +100,11 @@ double real_run(const Setup& s, const fs::path& dir) {
   // others of the same check).
   ::sync();
   mlbs::Config cfg;
-  cfg.tiers = {mlbs::Tier::memory(s.dram_bytes), mlbs::Tier::directory((dir / "fast").string(), s.fast_bytes)};
-  cfg.tiers[1].bandwidth_bytes_per_s = s.fast_bw;
-  if (s.slow_bw) {
+  cfg.tiers = {mlbs::Tier::memory(s.m.dram_bytes), mlbs::Tier::directory((dir / "fast").string(), s.m.fast_bytes)};
+  cfg.tiers[1].bandwidth_bytes_per_s = s.m.fast_bw;
+  if (s.m.slow_bw) {
     cfg.tiers.push_back(mlbs::Tier::directory((dir / "slow").string()));
-    cfg.tiers[2].bandwidth_bytes_per_s = s.slow_bw;
+    cfg.tiers[2].bandwidth_bytes_per_s = s.m.slow_bw;
   }
   cfg.helper_threads = s.helpers;
   const Order order = order_for(s);
@@ -120,26 +115,26 @@ double real_run(const Setup& s, const fs::path& dir) {
   std::fill(u.begin(), u.end(), 1.0f);
   const auto t0 = Clock::now();
   for (std::uint32_t i = 0; i < s.records; ++i) {
-    compute(s.compute_s);
+    compute(s.m.compute_s);
     u.write(i);
   }
   for (std::uint64_t id : order.ids) {
     u.read(id);
-    compute(s.compute_s);
+    compute(s.m.compute_s);
   }
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 mlbs::sim::Result simulated(const Setup& s) {
   mlbs::sim::Machine m;
-  m.dram_bytes = s.dram_bytes;
+  m.dram_bytes = s.m.dram_bytes;
   m.helpers = s.helpers;
-  m.tiers = {{s.fast_bytes, double(s.fast_bw), 0, 1.0}};
-  if (s.slow_bw) m.tiers.push_back({0, double(s.slow_bw), 0, 1.0});
+  m.tiers = {{s.m.fast_bytes, double(s.m.fast_bw), 0, 1.0}};
+  if (s.m.slow_bw) m.tiers.push_back({0, double(s.m.slow_bw), 0, 1.0});
   mlbs::sim::Workload w;
   w.record_bytes = s.record_bytes;
   w.records = s.records;
-  w.compute_per_write_s = w.compute_per_read_s = s.compute_s;
+  w.compute_per_write_s = w.compute_per_read_s = s.m.compute_s;
   const Order order = order_for(s);
   w.schedule = order.schedule.kind;
   w.hint_records = order.schedule.expected_records > 0;
@@ -166,17 +161,13 @@ int main(int argc, char** argv) {
     if (a == "--helpers") s.helpers = unsigned(std::max(1, std::atoi(argv[i + 1])));
     if (a == "--machine") machine = argv[i + 1];
   }
-  const MachineRow* row = std::find_if(std::begin(kMachines), std::end(kMachines),
-                                       [&](const MachineRow& m) { return machine == m.name; });
+  const MachineSpec* row = std::find_if(std::begin(kMachines), std::end(kMachines),
+                                        [&](const MachineSpec& m) { return machine == m.name; });
   if (row == std::end(kMachines)) {
     std::fprintf(stderr, "sim-check: --machine must be default, spread, five or one, not '%s'\n", machine.c_str());
     return 2;
   }
-  s.dram_bytes = row->dram_bytes;
-  s.fast_bytes = row->fast_bytes;
-  s.fast_bw = row->fast_bw;
-  s.slow_bw = row->slow_bw;
-  s.compute_s = row->compute_s;
+  s.m = *row;
   if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve" && s.schedule != "fifo") {
     std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N, fifo or revolve, not '%s'\n",
                  s.schedule.c_str());
@@ -201,7 +192,7 @@ int main(int argc, char** argv) {
   }
   std::printf("sim-check (%s%s): real wall %.3f s (median of %s), simulated %.3f s: %+.1f%% "
               "(tolerance %.0f%%); physical bound %.3f s: real %.3fx, simulated %.3fx\n",
-              s.schedule.c_str(), machine == "default" ? "" : (", " + machine).c_str(), real, runs.c_str(), model, 100 * off,
-              100 * tolerance, sim.bound_s, real / sim.bound_s, model / sim.bound_s);
+              s.schedule.c_str(), machine == "default" ? "" : (", " + machine).c_str(), real, runs.c_str(), model,
+              100 * off, 100 * tolerance, sim.bound_s, real / sim.bound_s, model / sim.bound_s);
   return std::abs(off) <= tolerance ? 0 : 1;
 }
