@@ -16,7 +16,10 @@
 // same with tiers at 500 and 100 MiB/s (the slower joins: "Only tiers the
 // read-ahead can hide"). --machine one has a single unlimited tier at 256
 // MiB/s and DRAM for 8 records: it copies DRAM's records ahead while they
-// all fit (docs/architecture.md, "Copy ahead").
+// all fit (docs/architecture.md, "Copy ahead"). --machine pair has DRAM for
+// two records over unlimited tiers at 256 and 128 MiB/s and 5 ms per call:
+// LIFO's writes go down two at a time, one to each tier ("Writes stream
+// down to every tier").
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -49,6 +52,7 @@ constexpr MachineSpec kMachines[] = {
     {"spread", 64 * kMiB, 0, 256 * kMiB, 128 * kMiB, 0.01},
     {"five", 64 * kMiB, 0, 500 * kMiB, 100 * kMiB, 0.01},
     {"one", 64 * kMiB, 0, 256 * kMiB, 0, 0.02},
+    {"pair", 16 * kMiB, 0, 256 * kMiB, 128 * kMiB, 0.01},
 };
 
 struct Setup {
@@ -164,7 +168,7 @@ int main(int argc, char** argv) {
   const MachineSpec* row = std::find_if(std::begin(kMachines), std::end(kMachines),
                                         [&](const MachineSpec& m) { return machine == m.name; });
   if (row == std::end(kMachines)) {
-    std::fprintf(stderr, "sim-check: --machine must be default, spread, five or one, not '%s'\n", machine.c_str());
+    std::fprintf(stderr, "sim-check: --machine must be default, spread, five, one or pair, not '%s'\n", machine.c_str());
     return 2;
   }
   s.m = *row;

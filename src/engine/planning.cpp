@@ -105,9 +105,6 @@ void Engine::refresh_placement() {
   limits.persistent = persistent();
   limits.moves_up = last_write_bytes_ == 0;
   const policies::Coming coming = coming_records();
-  limits.dram_bytes = policies::dram_limit(mem_->capacity() - lent_bytes_, pending_bytes_,
-                                           policies::write_headroom(last_write_bytes_, coming),
-                                           policies::held_bytes(ranked_));  // lent slots are no record's room
   limits.file_bytes.assign(tiers_.size(), 0);
   limits.file_rates.assign(tiers_.size(), 0.0);
   for (int t = 1; t <= last(); ++t) {
@@ -128,6 +125,12 @@ void Engine::refresh_placement() {
       cap = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
     }
   }
+  const std::uint64_t budget = mem_->capacity() - lent_bytes_;  // lent slots are no record's room
+  const std::uint64_t streams =
+      policies::write_streams(budget, last_write_bytes_, limits.file_rates, newest_first(), persistent());
+  limits.dram_bytes = policies::dram_limit(budget, pending_bytes_, policies::write_headroom(last_write_bytes_, coming),
+                                           policies::held_bytes(ranked_), streams);
+  if (newest_first()) limits.lookahead_bytes = budget;
   // Records only in DRAM that their store's codec will encode on the way
   // down are planned at the share its frames took lately (codec/share.hpp).
   const bool codec_wanted = codec::wanted(cfg_.codec_when, need_);
@@ -186,17 +189,20 @@ std::optional<std::chrono::milliseconds> Engine::reader_check_interval() const {
   return std::nullopt;
 }
 
+bool Engine::newest_first() const {
+  const Schedule::Kind k = schedule_.kind;
+  return (k == Schedule::Kind::lifo && !schedule_.expected_records) || k == Schedule::Kind::unknown;
+}
+
 policies::View Engine::view() {
   tier_views_.resize(tiers_.size());
   for (int t = 0; t <= last(); ++t)
     tier_views_[t] = {tier_free(t), tier_capacity(t), tiers_[t].full_latched, tiers_[t].wb_active,
                       tiers_[t].copies_in_flight, tiers_[t].fetches_in_flight};
-  const Schedule::Kind k = schedule_.kind;
   // New writes push the furthest records down unless a hint of the record
   // count let placement put the records written where they will end.
-  const bool demotions =
-      cfg_.copy_ahead && ((k == Schedule::Kind::lifo && !schedule_.expected_records) || k == Schedule::Kind::unknown);
-  const bool prefetching = k != Schedule::Kind::unknown;
+  const bool demotions = cfg_.copy_ahead && newest_first();
+  const bool prefetching = schedule_.kind != Schedule::Kind::unknown;
   return {ranked_, tier_views_, persistent(), prefetching, flush_horizon_, last_write_bytes_ > 0,
           demotions, slot_waiters_ > 0};
 }
@@ -358,6 +364,11 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
         op.bypassed = true;
     }
   }
+  // A record only DRAM holds is arriving at `dst` from now on: spreading
+  // counts that tier's work with it (PlacementItem::arriving), so the next
+  // decision, another helper's, plans again (as the simulator does before
+  // each): with the last pass's placement two drains went to one tier.
+  if (dst > 0 && r.copies == bit(0)) ranking_dirty_ = true;
   r.busy = true;
   r.copying_on = bit(src) | bit(dst);
   if (why == policies::Purpose::copy_ahead) r.ahead = dst;

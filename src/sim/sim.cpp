@@ -383,8 +383,13 @@ class Model {
     if (last_write_ > 0 && counted) coming.writes_done = started >= w_.records;
     if (last_write_ > 0 && w_.schedule == Schedule::Kind::explicit_order)
       coming.writes_done = std::ranges::none_of(positions_, [&](const auto& p) { return p.first >= started; });
-    limits.dram_bytes =
-        pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(last_write_, coming), pol::held_bytes(ranked_));
+    // As the engine: each write ranks first when LIFO has no record-count hint.
+    const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
+    const std::uint64_t streams =
+        pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, newest_first, m_.persistent);
+    limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(last_write_, coming),
+                                        pol::held_bytes(ranked_), streams);
+    if (newest_first) limits.lookahead_bytes = m_.dram_bytes;
     // As the engine: a record not encoded yet is planned at the frame it will make.
     for (Record* r : ranked_)
       r->expect = m_.codec_ratio > 1.0 && r->copies == bit(0)

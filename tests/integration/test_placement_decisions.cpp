@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
@@ -372,6 +373,41 @@ TEST(PlacementDecisions, LifoCopiesAheadOntoItsOneIdleFileTier) {
   EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 0.0f; }));
   u.flush();
   EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
+}
+
+// LIFO without the count, DRAM for two records over two unlimited tiers of configured bandwidth, the
+// slower fast enough to join spreading: once writes spill, DRAM keeps neither record for later (the next
+// writes push them out anyway) and both go down at once, one to each tier. A third write finds its slot
+// while the first record's copy to tier 1 is held; before, the second record stayed in DRAM and the
+// third write waited for that copy.
+TEST(PlacementDecisions, LifoStreamsItsWritesDownToBothTiersAtOnce) {
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(2 * kRec), mlbs::Tier::directory(dir / "a"), mlbs::Tier::directory(dir / "b")};
+  cfg.tiers[1].bandwidth_bytes_per_s = 512ull << 20;
+  cfg.tiers[2].bandwidth_bytes_per_s = 384ull << 20;
+  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.copy_ahead = false;
+  cfg.helper_threads = 2;  // one held at the gate
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  gate().arm(1, 0);
+  write_n(u, 2);
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 never went to tier 1";
+  auto third = std::async(std::launch::async, [&u] {
+    std::fill(u.begin(), u.end(), 2.0f);
+    u.write(2);
+  });
+  const bool found_room = third.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  gate().release();
+  third.get();
+  EXPECT_TRUE(found_room) << "the third write waited for the first record's copy";
+  EXPECT_TRUE(in(u.info(1), 2)) << "the second record went to the other tier";
+  for (std::uint64_t id = 3; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
 }
 
 // Lineage records each move with a timestamp, from the application's write on.

@@ -13,6 +13,7 @@ namespace {
 using mlbs::engine::policies::place;
 using mlbs::engine::policies::Placement;
 using mlbs::engine::policies::PlacementItem;
+using mlbs::engine::policies::joins_spread;
 
 /// `n` records of `bytes` each (DRAM slot of the same size), none avoided.
 std::vector<PlacementItem> uniform(std::size_t n, std::uint64_t bytes) {
@@ -408,6 +409,10 @@ TEST(Placement, ASlowTierJoinsOnlyWithinDramsLookahead) {
   ranked.push_back(spilled(1, 100)[0]);
   EXPECT_EQ(place(ranked, 300, {0, 0, 0}, false, rates).dir_tier[8], 1) << "window 300 / 4000 = 0.075 s";
   EXPECT_EQ(place(ranked, 500, {0, 0, 0}, false, rates).dir_tier[8], 2) << "window 0.125 s: tier 2 joins";
+  EXPECT_EQ(place(ranked, 300, {0, 0, 0}, false, rates, 400).dir_tier[8], 2) << "a lookahead of 400: 0.1 s";
+  EXPECT_TRUE(joins_spread(rates, 2, 100, 400)) << "at exactly the window";
+  EXPECT_FALSE(joins_spread(rates, 2, 100, 399));
+  EXPECT_TRUE(joins_spread(rates, 1, 100, 0)) << "the fastest always";
 }
 
 // With rates, a resident on a slower tier does not move up into an unlimited faster one (the move

@@ -1030,5 +1030,25 @@ TEST(Pass, DramKeepsRoomForTwoWritesOnlyWhileWritesSpill) {
   }
   EXPECT_EQ(held_bytes(ranked), 3 * mlbs::detail::round_up_block(kRec - 100));
 }
+
+// LIFO without the count: one write streams down per tier that joins spreading, at most one per DRAM slot;
+// a known schedule, a persistent run, one file tier or an unknown rate keep the single write's room.
+TEST(Pass, NewestFirstWritesStreamDownToEveryTierThatJoins) {
+  const std::vector<double> half = {0, 2000, 1000}, fifth = {0, 5000, 1000};
+  EXPECT_EQ(write_streams(2 * kRec, kRec, half, true, false), 2u) << "tier 2 moves a record as tier 1 fills DRAM";
+  EXPECT_EQ(write_streams(2 * kRec, kRec, fifth, true, false), 1u) << "tier 2 too slow to join";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, fifth, true, false), 2u);
+  EXPECT_EQ(write_streams(2 * kRec, kRec, {0, 1000, 1000, 1000}, true, false), 2u) << "no more than DRAM's slots";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, half, false, false), 1u) << "a known schedule";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, half, true, true), 1u) << "persistent";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, {0, 2000}, true, false), 1u) << "one file tier";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, {0, 2000, 0}, true, false), 1u) << "a rate unknown";
+  EXPECT_EQ(write_streams(8 * kRec, 0, half, true, false), 1u) << "no write yet";
+  // The room is kept only while writes spill.
+  EXPECT_EQ(dram_limit(2 * kRec, 0, kRec, kRec, 2), kRec) << "all fits: one write's room";
+  EXPECT_EQ(dram_limit(2 * kRec, 0, kRec, 2 * kRec, 2), 0u) << "spilling: both slots stream";
+  EXPECT_EQ(dram_limit(8 * kRec, 0, kRec, 30 * kRec, 3), 5 * kRec);
+  EXPECT_EQ(dram_limit(8 * kRec, 0, kRec, 30 * kRec, 1), 6 * kRec) << "two writes' room is kept anyway";
+}
 }  // namespace
 

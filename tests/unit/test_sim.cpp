@@ -25,6 +25,14 @@ Machine two_tiers(std::uint64_t dram, std::uint64_t fast_cap) {
   return m;
 }
 
+/// DRAM for `slots` records of 16 MiB over two unlimited tiers at 1 GiB/s and 512 MiB/s (rates known: spreading).
+Machine unlimited_pair(std::uint64_t slots) {
+  Machine m;
+  m.dram_bytes = slots * 16 * kMiB;
+  m.tiers = {{0, 1024.0 * kMiB, 0, 1.0}, {0, 512.0 * kMiB, 0, 1.0}};
+  return m;
+}
+
 Workload records(std::uint32_t n, double compute_s, Schedule::Kind k = Schedule::Kind::lifo) {
   Workload w;
   w.record_bytes = 16 * kMiB;
@@ -105,7 +113,10 @@ TEST(Sim, CodecStoresAFractionAndShortensAnIoBoundRun) {
   const auto file_in = [](const Result& r) { return r.tiers[1].bytes_in + r.tiers[2].bytes_in; };
   EXPECT_LE(file_in(coded) * 4, file_in(none));
   // (the slow tier may get copies ahead while the fast one fills, never a record's only copy)
-  EXPECT_EQ(coded.tiers[2].bytes_out, 0u) << "224 MiB of records fit the 96 MiB fast tier at a quarter";
+  // 224 MiB of records fit the 96 MiB fast tier at a quarter; spreading may send a frame or so to the
+  // slow tier, which reads it back beside the fast one.
+  EXPECT_LE(coded.tiers[2].bytes_out, 4 * kMiB);
+  EXPECT_GE(coded.tiers[1].bytes_out, 16 * coded.tiers[2].bytes_out);
   EXPECT_LT(coded.wall_s, 0.7 * none.wall_s);
   EXPECT_LT(coded.least_io_s, none.least_io_s);
   EXPECT_GE(coded.wall_s, coded.bound_s - 1e-9);
@@ -201,10 +212,7 @@ TEST(Sim, AnExplicitOrderTellsWhatIsToComeAsLifoNDoes) {
 // two helpers drain into both tiers at once. All on the fast tier, or drained in pairs, was 1.55x-1.73x;
 // now 1.11x.
 TEST(Sim, TiersOfKnownBandwidthShareTheSpill) {
-  Machine m;
-  m.dram_bytes = 8 * 16 * kMiB;
-  m.tiers = {{0, 1024.0 * kMiB, 0, 1.0}, {0, 512.0 * kMiB, 0, 1.0}};
-  const Result r = simulate(m, records(32, 0));
+  const Result r = simulate(unlimited_pair(8), records(32, 0));
   EXPECT_GT(r.tiers[2].bytes_in, 6 * 16 * kMiB) << "the slower tier takes about a third of 24 records";
   EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
 }
@@ -221,6 +229,17 @@ TEST(Sim, TheFirstReadStopsTheCopiesAhead) {
             1);
   EXPECT_EQ(r.tiers[2].bytes_in, 128 * kMiB);
   EXPECT_LT(r.wall_s, 1.15 * r.bound_s);
+}
+
+// LIFO without the count, DRAM for two records over two unlimited tiers, the second half as fast: the
+// records DRAM would keep while writes go on are pushed out by the next writes anyway, so both slots
+// stream down, one to each tier, as the bound's split has them (1.55x the bound when DRAM kept the newest
+// and tier 1 took every record alone).
+TEST(Sim, WritesStreamDownToEveryTierThatJoins) {
+  const Result r = simulate(unlimited_pair(2), records(32, 0));
+  EXPECT_GE(r.tiers[2].bytes_in, 8 * 16 * kMiB) << "the slower tier takes about a third";
+  EXPECT_LT(r.write_phase_s, 1.15 * 30 * 16 / 1536.0) << "the writes at the tiers' summed bandwidth";
+  EXPECT_LT(r.wall_s, 1.1 * r.bound_s);
 }
 
 // The persistent mode writes every record to the last tier and the flush waits for it.
@@ -312,8 +331,8 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.026,
-// p90 1.289, max 1.86); the target of 1.05x at every point is not met yet.
+// the policies measured when last changed (docs/simulator.md: median 1.025,
+// p90 1.275, max 1.86); the target of 1.05x at every point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepStats st = sweep();
   const double median = st.ratio[st.ratio.size() / 2];
@@ -324,7 +343,7 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   std::printf("wall / physical bound over %zu configurations: median %.3f, p90 %.3f, max %.3f\n", st.ratio.size(),
               median, p90, st.ratio.back());
   EXPECT_LT(median, 1.04);
-  EXPECT_LT(p90, 1.33);
+  EXPECT_LT(p90, 1.30);
   EXPECT_LT(st.ratio.back(), 2.0);
 }
 

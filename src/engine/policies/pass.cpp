@@ -16,14 +16,24 @@ std::uint64_t dram_footprint(const catalog::Record& r) {
 }
 
 std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes,
-                         std::uint64_t held_bytes) {
+                         std::uint64_t held_bytes, std::uint64_t streams) {
   std::uint64_t headroom = std::max(pending_bytes, last_write_bytes);
-  // Writes that spill: with room for one write, each waits until the record
-  // leaving DRAM is copied down, and the tier idles while the application
-  // copies the next one in. Room for two lets the copies overlap.
-  if (last_write_bytes && held_bytes + headroom > budget && budget >= kDoubleBufferSlots * last_write_bytes)
-    headroom += last_write_bytes;
+  if (last_write_bytes && held_bytes + headroom > budget) {
+    // Writes that spill: with room for one write, each waits until the record
+    // leaving DRAM is copied down, and the tier idles while the application
+    // copies the next one in. Room for two lets the copies overlap.
+    if (budget >= kDoubleBufferSlots * last_write_bytes) headroom += last_write_bytes;
+    headroom = std::max(headroom, streams * last_write_bytes);
+  }
   return budget > headroom ? budget - headroom : 0;
+}
+
+std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes,
+                            const std::vector<double>& file_rates, bool newest_first, bool persistent) {
+  if (persistent || !newest_first || !last_write_bytes || !spreads(file_rates)) return 1;
+  std::uint64_t joining = 0;
+  for (std::size_t t = 1; t < file_rates.size(); ++t) joining += joins_spread(file_rates, t, last_write_bytes, budget);
+  return std::max<std::uint64_t>(1, std::min(joining, budget / last_write_bytes));
 }
 
 std::uint64_t held_bytes(std::span<catalog::Record* const> ranked) {
@@ -105,7 +115,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
   static const std::vector<double> kNoRates;  // persistent: no spreading
   const Placement p = place(items, dram_bytes, limits.file_bytes, limits.moves_up,
-                            limits.persistent ? kNoRates : limits.file_rates);
+                            limits.persistent ? kNoRates : limits.file_rates, limits.lookahead_bytes);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];

@@ -26,6 +26,11 @@ struct Limits {
   /// Known for all, placement spreads the traffic over them (place());
   /// scratch mode only (persistent records all end on the last tier).
   std::vector<double> file_rates;
+  /// The DRAM placement's test of which tiers join spreading counts on
+  /// (joins_spread()); 0: dram_bytes. When every write ranks before the
+  /// records written (write_streams()), DRAM's whole budget: what
+  /// prefetching fills once reads begin, not what the writes' room leaves.
+  std::uint64_t lookahead_bytes = 0;
 };
 
 /// DRAM budgets of at least this many writes keep room for two of them
@@ -40,8 +45,22 @@ std::uint64_t dram_footprint(const catalog::Record& r);
 /// instead of waiting for a copy down), and for a second one while the
 /// records held (`held_bytes`, see held_bytes()) outgrow DRAM during writes:
 /// the next write's copy in then overlaps the previous record's copy down.
+/// With `streams` > 1 (write_streams()), room for that many writes while
+/// they spill.
 std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes,
-                         std::uint64_t held_bytes);
+                         std::uint64_t held_bytes, std::uint64_t streams = 1);
+
+/// How many records to copy down from DRAM at once while writes spill: one
+/// per file tier that joins spreading (joins_spread(), over DRAM's whole
+/// `budget`), as many as DRAM has slots for, when every write ranks before
+/// the records written already (`newest_first`: LIFO without a record-count
+/// hint, an unknown schedule). Then the records DRAM keeps while writes go on
+/// are pushed out by the next writes anyway: held back, they leave one at a
+/// time, and a tier that would take its share idles (the physical bound has
+/// the tiers work in parallel). Else 1: DRAM keeps the records a known
+/// schedule reads first. Scratch mode only, `file_rates` known for all.
+std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes,
+                            const std::vector<double>& file_rates, bool newest_first, bool persistent);
 
 /// The DRAM room `ranked` would take if all were there (block-rounded slots).
 std::uint64_t held_bytes(std::span<catalog::Record* const> ranked);

@@ -7,8 +7,20 @@
 
 namespace mlbs::engine::policies {
 
+bool spreads(const std::vector<double>& tier_rate) {
+  return tier_rate.size() > 2 && std::all_of(tier_rate.begin() + 1, tier_rate.end(), [](double r) { return r > 0; });
+}
+
+bool joins_spread(const std::vector<double>& tier_rate, std::size_t t, std::uint64_t bytes,
+                  std::uint64_t lookahead_bytes) {
+  // Compared as products: at equal ratios (a tier half as fast beside DRAM
+  // for two records) the tier joins, whatever the rounding of a quotient.
+  return t <= 1 || double(bytes) * tier_rate[1] <= double(lookahead_bytes) * tier_rate[t];
+}
+
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
-                const std::vector<std::uint64_t>& tier_capacity, bool moves_up, const std::vector<double>& tier_rate) {
+                const std::vector<std::uint64_t>& tier_capacity, bool moves_up, const std::vector<double>& tier_rate,
+                std::uint64_t lookahead_bytes) {
   constexpr auto kUnlimited = std::numeric_limits<std::uint64_t>::max();
   Placement p;
   p.in_memory.assign(ranked.size(), false);
@@ -40,14 +52,15 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // then, and the choice sticks once its copy starts; counting the others
   // too made that choice hinge on how many were waiting, and drains came in
   // pairs to one tier. A tier slower than the fastest joins only if it reads
-  // a record back within the time the fastest takes to fill DRAM's room:
-  // prefetching keeps about that far ahead of the reads, and a read waiting
+  // a record back within the time the fastest takes to fill DRAM's room
+  // (`lookahead_bytes`, joins_spread()): prefetching keeps about that far
+  // ahead of the reads, and a read waiting
   // on a slower tier costs more than its bandwidth brings. (Half that time
   // until 2026-11-29: it kept a tier 5x slower out beside DRAM for 8
   // records; the sweep's p90 1.295 -> 1.289, 62 points better by up to
   // 0.33, 15 worse by up to 0.075, where a third tier 4x slower joins.)
-  const bool spread = tier_rate.size() == tier_capacity.size() && tier_capacity.size() > 2 &&
-                      std::all_of(tier_rate.begin() + 1, tier_rate.end(), [](double r) { return r > 0; });
+  const bool spread = tier_rate.size() == tier_capacity.size() && spreads(tier_rate);
+  if (!lookahead_bytes) lookahead_bytes = mem_capacity;
   std::vector<double> work(tier_capacity.size(), 0.0);
   std::vector<std::size_t> by_time(tier_capacity.size() > 1 ? tier_capacity.size() - 1 : 0);
   // The file tiers to try for a record of `bytes`, best first: fastest
@@ -56,9 +69,8 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     std::iota(by_time.begin(), by_time.end(), std::size_t{1});
     if (spread) {
       constexpr double kNever = std::numeric_limits<double>::infinity();
-      const double window = double(mem_capacity) / tier_rate[1];
       auto done = [&](std::size_t t) {
-        if (t > 1 && double(bytes) / tier_rate[t] > window) return kNever;
+        if (!joins_spread(tier_rate, t, bytes, lookahead_bytes)) return kNever;
         return (work[t] + 2.0 * double(bytes)) / tier_rate[t];
       };
       std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) { return done(a) < done(b); });

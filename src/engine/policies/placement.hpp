@@ -88,9 +88,20 @@ struct Placement {
 /// fastest joins only if it moves a record within the time the fastest
 /// fills `mem_capacity` (else reads would wait on it: prefetching looks no
 /// further ahead than DRAM holds), and residents move up only into bounded
-/// tiers. Without rates: the fastest tier with room.
+/// tiers. Without rates: the fastest tier with room. `lookahead_bytes`
+/// (0: `mem_capacity`) is the DRAM that test counts on (joins_spread()).
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
-                const std::vector<double>& tier_rate = {});
+                const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0);
+
+/// Placement spreads over the file tiers of `tier_rate` (index 0 unused):
+/// there are two or more and every rate is known.
+bool spreads(const std::vector<double>& tier_rate);
+
+/// Whether file tier `t` joins the spreading of a record of `bytes`: the
+/// fastest always; a slower one if it moves the record within the time the
+/// fastest takes to fill `lookahead_bytes` of DRAM.
+bool joins_spread(const std::vector<double>& tier_rate, std::size_t t, std::uint64_t bytes,
+                  std::uint64_t lookahead_bytes);
 
 }  // namespace mlbs::engine::policies
