@@ -2,7 +2,6 @@
 // bound as a true lower bound over hundreds of configurations, how close the
 // planner's policies come to it, and refused models.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -10,6 +9,7 @@
 
 #include "mlbs/errors.hpp"
 #include "sim/sim.hpp"
+#include "sim/sweep.hpp"
 
 namespace {
 
@@ -283,8 +283,7 @@ TEST(Sim, RefusesModelsThatCannotRun) {
   EXPECT_THROW(simulate(two_tiers(64 * kMiB, 0), w), mlbs::InvalidArgumentError);
 }
 
-/// The sweep: schedules (lifo, fifo, revolve-like), 2-4 tiers, record counts,
-/// DRAM sizes, fast-tier capacities, bandwidth ratios and compute/I-O ratios.
+/// Wall over the physical bound at every point of the sweep (sim/sweep.hpp), sorted.
 struct SweepStats {
   std::vector<double> ratio;  // wall / physical bound
   double below_bound = 0;     // the worst wall under the bound (a broken bound or model)
@@ -294,31 +293,11 @@ SweepStats sweep(std::vector<Schedule::Kind> kinds = {Schedule::Kind::lifo, Sche
                                                        Schedule::Kind::explicit_order},
                  bool hint = false) {
   SweepStats st;
-  for (auto k : kinds)
-    for (int file_tiers : {1, 2, 3})
-      for (std::uint32_t n : {8u, 32u, 96u})
-        for (std::uint64_t slots : {2u, 8u})
-          for (double fast_share : {0.25, 0.0})
-            for (double bw_ratio : {2.0, 5.0, 20.0})
-              for (double f : {0.0, 0.5, 1.0, 2.0}) {
-                Machine m;
-                m.dram_bytes = slots * 16 * kMiB;
-                m.helpers = std::max(2, file_tiers);
-                for (int t = 0; t < file_tiers; ++t) {
-                  const bool last = t + 1 == file_tiers;
-                  m.tiers.push_back({last || fast_share == 0 ? 0 : std::uint64_t(fast_share * n) * 16 * kMiB,
-                                     1024.0 * kMiB / std::pow(bw_ratio, t), 0, 1.0});
-                }
-                Workload w = records(n, 0, k);
-                w.hint_records = hint;
-                if (k == Schedule::Kind::explicit_order) w.order = revolve_like_order(n, 4);
-                const double io = std::max(simulate(m, w).least_io_s, 0.01);
-                const std::size_t calls = n + read_order(w).size();
-                w.compute_per_write_s = w.compute_per_read_s = f * io / double(calls);
-                const Result r = simulate(m, w);
-                st.ratio.push_back(r.wall_s / r.bound_s);
-                st.below_bound = std::max(st.below_bound, (r.bound_s - r.wall_s) / r.bound_s);
-              }
+  for (const SweepPoint& p : sweep_points(kinds, hint)) {
+    const Result r = simulate(p.machine, p.workload);
+    st.ratio.push_back(r.wall_s / r.bound_s);
+    st.below_bound = std::max(st.below_bound, (r.bound_s - r.wall_s) / r.bound_s);
+  }
   std::sort(st.ratio.begin(), st.ratio.end());
   return st;
 }

@@ -1,0 +1,38 @@
+// mlbs — the planner's sweep: the configurations tests/unit/test_sim.cpp
+// holds the planner to (wall over the physical bound) and mlbs_sim_sweep
+// prints one by one, so that a change to the policies is measured point by
+// point against the build before (docs/simulator.md, "Sweeping the planner").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mlbs/config.hpp"
+#include "sim/sim.hpp"
+
+namespace mlbs::sim {
+
+/// One configuration of the sweep, named by its parameters
+/// ("lifo/t2/n32/s2/fs0.00/bw2/f0.0": schedule, file tiers, records, DRAM
+/// slots, fast tiers' share of the data, bandwidth ratio, compute over I/O).
+struct SweepPoint {
+  std::string key;
+  Machine machine;
+  Workload workload;
+};
+
+/// The sweep over `kinds` (LIFO, FIFO and a revolve-like explicit order by
+/// default), 432 points each: 1-3 file tiers, each `bw_ratio` (2, 5, 20)
+/// slower than the one above, the fastest at 1 GiB/s; 8, 32 and 96 records
+/// of 16 MiB; DRAM for 2 or 8 of them; the tiers above the last holding a
+/// quarter of the data each, or unlimited; compute per call 0, 0.5, 1 and 2
+/// times the least I/O time over the calls. `hint`: LIFO is told the record
+/// count. Runs the model once per point to size its compute. A non-empty
+/// `only` keeps the point of that key alone.
+std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds = {Schedule::Kind::lifo,
+                                                                          Schedule::Kind::fifo,
+                                                                          Schedule::Kind::explicit_order},
+                                     bool hint = false, std::string_view only = {});
+
+}  // namespace mlbs::sim
