@@ -17,7 +17,7 @@
 // read-ahead can hide"). --machine one has a single unlimited tier at 256
 // MiB/s and DRAM for 8 records: it copies DRAM's records ahead while they
 // all fit (docs/architecture.md, "Copy ahead"). --machine pair has DRAM for
-// two records over unlimited tiers at 256 and 128 MiB/s and 5 ms per call:
+// two records over unlimited tiers at 256 and 128 MiB/s and 10 ms per call:
 // LIFO's writes go down two at a time, one to each tier ("Writes stream
 // down to every tier").
 #include <algorithm>
@@ -168,7 +168,9 @@ int main(int argc, char** argv) {
   const MachineSpec* row = std::find_if(std::begin(kMachines), std::end(kMachines),
                                         [&](const MachineSpec& m) { return machine == m.name; });
   if (row == std::end(kMachines)) {
-    std::fprintf(stderr, "sim-check: --machine must be default, spread, five, one or pair, not '%s'\n", machine.c_str());
+    std::string names;  // from the table, so that a new row is named too
+    for (const MachineSpec& m : kMachines) names += std::string(names.empty() ? "" : ", ") + m.name;
+    std::fprintf(stderr, "sim-check: --machine must be one of %s, not '%s'\n", names.c_str(), machine.c_str());
     return 2;
   }
   s.m = *row;
