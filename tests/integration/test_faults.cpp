@@ -122,20 +122,25 @@ TEST(Faults, FailingPersistentTierSurfacesFromFlush) {
   }
 }
 
-// The last tier fails twice, then recovers: the first flush() throws, the next one retries those records and makes them durable.
+// The last tier fails until it recovers: the first flush() throws, the next one retries those records and makes them durable.
+// (The failure lasts while a file exists, not for a count: with "EIO*2" the helpers could
+// spend both failures before the first flush(), whose retry then succeeds.)
 TEST(Faults, FlushRetriesRecordsTheLastTierFailedBefore) {
   TempDir dir;
-  mlbs::Runtime rt(tiers(dir, "", "write:EIO*2", mlbs::Durability::persistent));
+  const std::string failing = dir / "device-failing";
+  std::ofstream(failing).put('x');
+  mlbs::Runtime rt(tiers(dir, "", "write:EIO?" + failing, mlbs::Durability::persistent));
   mlbs::Store<float> u(rt, "u", kElems);
   write_range(u, 0, 2);
   EXPECT_THROW(u.flush(), mlbs::IoError);
+  std::filesystem::remove(failing);
   u.flush();
   for (std::uint64_t id = 0; id < 2; ++id) {
     EXPECT_TRUE(u.info(id).durable) << "id " << id;
     u.read(id);
     EXPECT_TRUE(exact(u, id));
   }
-  EXPECT_EQ(rt.stats().tiers[2].errors, 2u);
+  EXPECT_GE(rt.stats().tiers[2].errors, 2u) << "each record failed there at least once";
 }
 
 // A rule with ?<path> fires only while that file exists: the last tier is full until the file goes, then the same flush succeeds.
