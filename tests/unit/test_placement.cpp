@@ -415,6 +415,24 @@ TEST(Placement, ASlowTierJoinsOnlyWithinDramsLookahead) {
   EXPECT_TRUE(joins_spread(rates, 1, 100, 0)) << "the fastest always";
 }
 
+// The room ahead of the reads includes the bounded tiers above a slow tier (prefetching between file
+// tiers fills them too); an unlimited one adds none.
+TEST(Placement, BoundedTiersAboveExtendASlowTiersLookahead) {
+  const std::vector<double> rates = {0, 4000, 1000};
+  std::vector<PlacementItem> ranked(8, PlacementItem{100, 100, 1, 1});
+  ranked.push_back(spilled(1, 100)[0]);
+  EXPECT_EQ(place(ranked, 300, {0, 1000, 0}, false, rates).dir_tier[8], 2)
+      << "window (300 + 1000) / 4000 = 0.325 s: tier 2 finishes first (0.2 s against 0.25 s)";
+  EXPECT_EQ(place(ranked, 300, {0, 0, 0}, false, rates).dir_tier[8], 1) << "tier 1 unlimited: DRAM's window only";
+  const std::vector<double> three = {0, 4000, 4000, 1000};  // tiers 1 and 2 each with 0.2 s of reads to do
+  std::vector<PlacementItem> both(8, PlacementItem{100, 100, 1, 1});
+  both.insert(both.end(), 8, PlacementItem{100, 100, 1, 2});
+  both.push_back(spilled(1, 100)[0]);
+  EXPECT_EQ(place(both, 300, {0, 1000, 0, 0}, false, three).dir_tier[16], 3) << "tier 1's room counts for tier 3";
+  EXPECT_EQ(place(both, 300, {0, 0, 1000, 0}, false, three).dir_tier[16], 3) << "so does tier 2's";
+  EXPECT_EQ(place(both, 300, {0, 0, 0, 0}, false, three).dir_tier[16], 1) << "none bounded: DRAM's window only";
+}
+
 // With rates, a resident on a slower tier does not move up into an unlimited faster one (the move
 // adds work there and takes none away); a bounded tier's free room still draws it.
 TEST(Placement, SpreadingMovesResidentsUpOnlyIntoBoundedTiers) {

@@ -52,15 +52,22 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // then, and the choice sticks once its copy starts; counting the others
   // too made that choice hinge on how many were waiting, and drains came in
   // pairs to one tier. A tier slower than the fastest joins only if it reads
-  // a record back within the time the fastest takes to fill DRAM's room
-  // (`lookahead_bytes`, joins_spread()): prefetching keeps about that far
-  // ahead of the reads, and a read waiting
-  // on a slower tier costs more than its bandwidth brings. (Half that time
-  // until 2026-11-29: it kept a tier 5x slower out beside DRAM for 8
-  // records; the sweep's p90 1.295 -> 1.289, 62 points better by up to
-  // 0.33, 15 worse by up to 0.075, where a third tier 4x slower joins.)
+  // a record back within the time the fastest takes to fill the room ahead
+  // of the reads (`reach`, joins_spread()): DRAM's (`lookahead_bytes`) and
+  // that of the bounded tiers above it, which prefetching between file
+  // tiers fills too. Prefetching keeps about that far ahead of the reads,
+  // and a read waiting on a slower tier costs more than its bandwidth
+  // brings. (Half DRAM's time until 2026-11-29: it kept a tier 5x slower
+  // out beside DRAM for 8 records; the sweep's p90 1.295 -> 1.289, 62
+  // points better by up to 0.33, 15 worse by up to 0.075, where a third
+  // tier 4x slower joins. DRAM's alone until 2026-11-29: a third tier 2x
+  // slower stayed out behind two bounded ones, 15 points better by up to
+  // 0.13, 2 worse by 0.006.) An unlimited tier above adds nothing: a
+  // resident does not move up into it when spreading.
   const bool spread = tier_rate.size() == tier_capacity.size() && spreads(tier_rate);
   if (!lookahead_bytes) lookahead_bytes = mem_capacity;
+  std::vector<std::uint64_t> reach(tier_capacity.size(), lookahead_bytes);
+  for (std::size_t t = 2; t < tier_capacity.size(); ++t) reach[t] = reach[t - 1] + tier_capacity[t - 1];
   std::vector<double> work(tier_capacity.size(), 0.0);
   std::vector<std::size_t> by_time(tier_capacity.size() > 1 ? tier_capacity.size() - 1 : 0);
   // The file tiers to try for a record of `bytes`, best first: fastest
@@ -70,7 +77,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     if (spread) {
       constexpr double kNever = std::numeric_limits<double>::infinity();
       auto done = [&](std::size_t t) {
-        if (!joins_spread(tier_rate, t, bytes, lookahead_bytes)) return kNever;
+        if (!joins_spread(tier_rate, t, bytes, reach[t])) return kNever;
         return (work[t] + 2.0 * double(bytes)) / tier_rate[t];
       };
       std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) { return done(a) < done(b); });

@@ -86,10 +86,12 @@ struct Placement {
 /// rate) and its own, so the tiers share the traffic in proportion to their
 /// bandwidth as the physical bound's split does. A tier slower than the
 /// fastest joins only if it moves a record within the time the fastest
-/// fills `mem_capacity` (else reads would wait on it: prefetching looks no
-/// further ahead than DRAM holds), and residents move up only into bounded
-/// tiers. Without rates: the fastest tier with room. `lookahead_bytes`
-/// (0: `mem_capacity`) is the DRAM that test counts on (joins_spread()).
+/// fills the room ahead of the reads: `mem_capacity` and the capacities of
+/// the bounded tiers above it (else reads would wait on it: prefetching
+/// looks no further ahead than DRAM and those tiers hold), and residents
+/// move up only into bounded tiers. Without rates: the fastest tier with
+/// room. `lookahead_bytes` (0: `mem_capacity`) is the DRAM that test counts
+/// on (joins_spread()).
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0);
