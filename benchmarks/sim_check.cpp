@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
   std::sort(walls.begin(), walls.end());
   const double real = walls[kRuns / 2];
   // The model's machine copies into slots as fast as the real runs did (this
-  // VM: 4-5 GiB/s for 8 MiB with the hash, not the 16 GiB/s default): the
+  // VM: 4-6 GiB/s for 8 MiB with the hash, not the 16 GiB/s default): the
   // application's copy rate is the machine's, like its tiers' bandwidths.
   if (!copy_rates.empty()) {
     std::sort(copy_rates.begin(), copy_rates.end());
