@@ -57,11 +57,12 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // that of the bounded tiers above it, which prefetching between file
   // tiers fills too. Prefetching keeps about that far ahead of the reads,
   // and a read waiting on a slower tier costs more than its bandwidth
-  // brings. (Half DRAM's time until 2026-11-29: it kept a tier 5x slower
-  // out beside DRAM for 8 records; the sweep's p90 1.295 -> 1.289, 62
-  // points better by up to 0.33, 15 worse by up to 0.075, where a third
-  // tier 4x slower joins. DRAM's alone until 2026-11-29: a third tier 2x
-  // slower stayed out behind two bounded ones, 15 points better by up to
+  // brings. (Until the nineteenth sitting the window was half DRAM's time:
+  // it kept a tier 5x slower out beside DRAM for 8 records; the whole time
+  // moved the sweep's p90 1.295 -> 1.289, 62 points better by up to 0.33,
+  // 15 worse by up to 0.075, where a third tier 4x slower joins. Until the
+  // twenty-first it counted DRAM's room alone: a third tier 2x slower stayed
+  // out behind two bounded ones; their room made 15 points better by up to
   // 0.13, 2 worse by 0.006.) An unlimited tier above adds nothing: a
   // resident does not move up into it when spreading.
   const bool spread = tier_rate.size() == tier_capacity.size() && spreads(tier_rate);
