@@ -61,7 +61,11 @@ struct Stats {
   std::uint64_t prefetches = 0;       ///< copies up, ahead of the read
   std::uint64_t demand_fetches = 0;   ///< copies up that a waiting read asked for
   std::uint64_t writebacks = 0;       ///< copies down
-  std::uint64_t cancelled_copies = 0; ///< copies ahead the first read stopped (docs/architecture.md)
+  /// Copies stopped before they landed, nothing failed: those the first read
+  /// after writes made useless (copies ahead; copies out of DRAM of records
+  /// DRAM keeps after all), and those of records released or erased
+  /// meanwhile (docs/architecture.md, "A read stops the copies only the writes wanted").
+  std::uint64_t cancelled_copies = 0;
   std::uint64_t buffer_swaps = 0;     ///< reads delivered by an O(1) swap
   std::uint64_t direct_reads = 0;     ///< reads served from a file tier: DRAM had no room to make
   std::uint64_t checksum_failures = 0;  ///< copies that failed verification (read back or at recovery)

@@ -286,7 +286,7 @@ Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, st
   if (exact != detail::kAnySize && r->size != exact)
     throw SizeMismatchError(EMSGSIZE, fmt::format("record of {} bytes, expected {}", r->size, exact),
                             ctx(store, id));
-  if (last_write_bytes_) stop_copies_ahead();  // the first read after writes
+  if (last_write_bytes_) turn();  // the first read after writes
   need_ = codec::called(need_, !(r->copies & bit(0)));
   if (!(r->copies & bit(0))) {
     r->demand = true;

@@ -95,7 +95,7 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     for (detail::Block& b : staging_) b = mem_->scratch(cfg_.io_chunk_bytes);
   frames_.resize(cfg_.helper_threads);
   cancel_ = std::make_unique<std::atomic<bool>[]>(cfg_.helper_threads);
-  copying_ahead_.assign(cfg_.helper_threads, 0);
+  running_.assign(cfg_.helper_threads, {});
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
     detail::name_os_thread(helpers_.back().native_handle(), fmt::format("mlbs-helper-{}", i));

@@ -177,13 +177,22 @@ class Engine {
   /// The copy `why` decided on, with its room taken; none if the room or the
   /// file name is not free after all (planning runs again on the next change).
   std::optional<Op> copy_op(Record& r, int src, int dst, policies::Purpose why);
-  /// Runs `op` outside the lock; a copy ahead stops early (tiers::Cancelled)
-  /// once `cancel` is set, within a piece of kStoppablePiece bytes.
+  /// Runs `op` outside the lock; a copy down or between file tiers stops
+  /// early (tiers::Cancelled) once `cancel` is set, within a piece
+  /// (kStoppablePiece bytes for a copy ahead, else Config::io_chunk_bytes).
   void execute(Op& op, detail::Block& staging, detail::Block& frame, const std::atomic<bool>& cancel);
-  /// Reads have begun: the copies ahead in flight are stopped. They made room
-  /// for writes that are over, and the slower tier they occupy is wanted now
-  /// for the records only it holds (Cao et al.'s "do no harm").
-  void stop_copies_ahead();
+  /// The first read after writes (mu_ held): placement plans without write
+  /// headroom from now on, and the copies in flight that only the writes
+  /// wanted are stopped (Cao et al.'s "do no harm"): the copies ahead, which
+  /// made room for writes that are over and hold the slower tier the reads
+  /// now need for the records only it has; and, in scratch mode, copies out
+  /// of DRAM that made room there (drain, stage, move down) of a record
+  /// placement now keeps in DRAM, which would cost its tier a write no read
+  /// ever uses.
+  void turn();
+  /// A helper copies `r` (retired: released or erased while busy): its copy
+  /// is stopped, as nobody will read what it makes.
+  void stop_copy_of(const Record& r);
   /// `op`'s last request on tier `t`, its slower end, is queued: the tier
   /// counts as free of it (TierState::copies_in_flight, fetches_in_flight),
   /// so that the planner's one-copy-at-a-time rules let the tier's next copy
@@ -208,7 +217,14 @@ class Engine {
   std::vector<detail::Block> frames_;  ///< per helper: codec frames, allocated on first use
   /// Per helper: stop the copy it runs (read without the lock by transfer()).
   std::unique_ptr<std::atomic<bool>[]> cancel_;
-  std::vector<char> copying_ahead_;  ///< per helper, under mu_: it runs a copy ahead now
+  /// Per helper, under mu_: the copy it runs now (rec null: none), for
+  /// turn() and stop_copy_of() to find.
+  struct Running {
+    const Record* rec = nullptr;
+    policies::Purpose why = policies::Purpose::demand_fetch;
+    int src = -1, dst = -1;
+  };
+  std::vector<Running> running_;
   codec::Spec codec_;                  ///< Config::codec, parsed
   codec::Need need_;                   ///< whether the application waits for the tiers lately (codec/need.hpp)
   /// Reads a record from its fastest file copy straight into `buf`, for a

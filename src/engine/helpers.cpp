@@ -68,7 +68,7 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
       continue;
     }
     ++inflight_;
-    copying_ahead_[index] = op->why == policies::Purpose::copy_ahead && op->kind == Op::Kind::copy;
+    if (op->kind == Op::Kind::copy) running_[index] = {op->rec, op->why, op->src, op->dst};
     cancel_[index].store(false, std::memory_order_relaxed);
     // More to do than this: an idle helper takes it while this one moves.
     if (idle_helpers_ > 0 && helpers_have_work()) work_cv_.notify_one();
@@ -88,7 +88,7 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
     if (trace::enabled()) trace_op(*op, start, end, cancelled ? " cancelled" : err ? " failed" : "");
     lock.lock();
     --inflight_;
-    copying_ahead_[index] = 0;
+    running_[index] = {};
     complete(*op, err);
     changed();  // this helper plans next, and wakes another if it finds more
   }
@@ -105,9 +105,23 @@ void Engine::last_request_queued(Op& op, int t) {
   wake_helper();
 }
 
-void Engine::stop_copies_ahead() {
-  for (std::size_t i = 0; i < copying_ahead_.size(); ++i)
-    if (copying_ahead_[i]) cancel_[i].store(true, std::memory_order_relaxed);
+void Engine::turn() {
+  last_write_bytes_ = 0;
+  ranking_dirty_ = true;
+  refresh_placement();
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    const Running& x = running_[i];
+    if (!x.rec) continue;
+    using policies::Purpose;
+    const bool made_room = x.why == Purpose::drain_dram || x.why == Purpose::stage || x.why == Purpose::move_down;
+    if (x.why == Purpose::copy_ahead || (!persistent() && made_room && x.src == 0 && x.rec->want_mem))
+      cancel_[i].store(true, std::memory_order_relaxed);
+  }
+}
+
+void Engine::stop_copy_of(const Record& r) {
+  for (std::size_t i = 0; i < running_.size(); ++i)
+    if (running_[i].rec == &r) cancel_[i].store(true, std::memory_order_relaxed);
 }
 
 void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const std::atomic<bool>& cancel) {
@@ -131,10 +145,12 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   const bool first = cfg_.checksums && !r.has_checksum && op.src == 0;
   std::unique_ptr<tiers::ObjectReader> reader;
   if (op.src > 0) reader = tiers_[op.src].backend->open({op.space, r.id, r.gen, op.store_name}, r.file_bytes());
-  // Only a copy ahead is ever stopped (stop_copies_ahead()); its pieces are
-  // small, so that little is still in flight on the slower tier once it is.
+  // A copy may be stopped (turn(), stop_copy_of()) between two pieces: a copy
+  // ahead's are small, as it is stopped whenever reads begin and holds the
+  // slower tier; the others' are the chunks they move anyway.
   tiers::Control control;
-  if (op.why == policies::Purpose::copy_ahead) control = {&cancel, kStoppablePiece, {}, {}};
+  control.stop = &cancel;
+  control.piece_bytes = op.why == policies::Purpose::copy_ahead ? kStoppablePiece : cfg_.io_chunk_bytes;
   control.hash_kind = r.checksum_kind;
   // The slower end, often the bottleneck, may take its next copy once this
   // one's last request there is queued (last_request_queued()).
@@ -345,8 +361,8 @@ void Engine::complete(Op& op, std::exception_ptr err) {
       settle(r);
       return;
     } catch (const tiers::Cancelled&) {
-      // Stopped by stop_copies_ahead(): nothing failed, the record keeps the
-      // copies it had (the writer took its partial object back).
+      // Stopped by turn() or stop_copy_of(): nothing failed, the record keeps
+      // the copies it had (the writer took its partial object back).
       ++counters_.cancelled_copies;
       if (!r.retired) publish(r);
       settle(r);

@@ -264,8 +264,9 @@ void Engine::retire(Record& r) {
   }
   // A helper is copying it or a reader copies out of its slot: take it out
   // of the catalog now (its id is free for a new write) and let the last
-  // user finish it.
+  // user finish it. Nobody reads what a copy of it makes: the copy stops.
   catalog_.retire(r);
+  if (r.busy) stop_copy_of(r);
   publish(r);
   touch();
 }

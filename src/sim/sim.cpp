@@ -168,7 +168,7 @@ class Model {
         blocked_since_ = now_;
         return;
       case Step::Kind::read:
-        if (last_write_) cancel_copies_ahead();
+        if (last_write_) turn();
         waiting_ = Waiting::read;
         blocked_since_ = now_;
         if (Record* r = find(s.id); r && !(r->copies & bit(0))) r->demand = true;
@@ -274,7 +274,6 @@ class Model {
     blocked("read blocked");
     r.demand = false;
     r.consumed = true;
-    last_write_ = 0;  // a read phase has begun: no write headroom
     r.last_use = ++tick_;
     const std::uint32_t done = ++consumed_[r.id];
     const auto& pos = positions_[r.id];
@@ -305,29 +304,48 @@ class Model {
     deliver(*r, io + (r->stored ? codec_s(r->size, m_.decode_bytes_per_s) : 0.0));
   }
 
-  /// As Engine: a read ends the writes that copies ahead made room for, and
-  /// the slower tier they occupy is wanted for reads now.
-  void cancel_copies_ahead() {
+  /// As Engine::turn(): the first read ends the writes; placement plans
+  /// without their headroom, and the copies in flight only they wanted stop:
+  /// copies ahead, and (scratch) copies out of DRAM that made room there of
+  /// a record placement now keeps in DRAM.
+  void turn() {
+    last_write_ = 0;
+    refresh();
     for (std::size_t i = 0; i < transfers_.size();) {
-      const Transfer x = transfers_[i];
-      if (x.why != pol::Purpose::copy_ahead) {
+      const Transfer& x = transfers_[i];
+      const bool made_room =
+          x.why == pol::Purpose::drain_dram || x.why == pol::Purpose::stage || x.why == pol::Purpose::move_down;
+      if (x.why == pol::Purpose::copy_ahead || (!m_.persistent && made_room && x.src == 0 && x.rec->want_mem))
+        stop(i);
+      else
         ++i;
-        continue;
-      }
-      transfers_.erase(transfers_.begin() + std::ptrdiff_t(i));
-      if (m_.timeline) res_.timeline.push_back({x.started, now_, x.src, x.dst, x.rec->id, "copy ahead, cancelled"});
-      used_[std::size_t(x.dst)] -= x.rec->file_bytes();
-      x.rec->busy = false;
-      x.rec->copying_on = 0;
-      x.rec->ahead = -1;
-      if (x.rec->retired) erase(*x.rec);
     }
   }
 
+  /// Transfer i stops: its room is given back, the record keeps the copies it had.
+  void stop(std::size_t i) {
+    const Transfer x = transfers_[i];
+    transfers_.erase(transfers_.begin() + std::ptrdiff_t(i));
+    if (m_.timeline)
+      res_.timeline.push_back({x.started, now_, x.src, x.dst, x.rec->id, std::string(pol::to_string(x.why)) + ", cancelled"});
+    if (x.dst > 0)
+      used_[std::size_t(x.dst)] -= x.rec->file_bytes();
+    else
+      dram_used_ -= slot_bytes(*x.rec);
+    x.rec->busy = false;
+    x.rec->copying_on = 0;
+    x.rec->ahead = -1;
+    if (x.rec->retired) erase(*x.rec);
+  }
+
+  /// As Engine::retire(): a released record's copy in flight stops (nobody
+  /// reads what it makes).
   void release(Record& r) {
     if (r.busy) {
-      r.retired = true;  // its transfer finishes it
+      r.retired = true;
       by_id_.erase(r.id);
+      for (std::size_t i = 0; i < transfers_.size(); ++i)
+        if (transfers_[i].rec == &r) return stop(i);  // erases r
       return;
     }
     erase(r);

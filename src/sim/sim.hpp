@@ -8,7 +8,8 @@
 // What is modelled: the application alternates compute and calls; a write
 // takes a DRAM slot (waiting for one is blocking) and copies into it; a read
 // takes the record from DRAM or waits for a demand fetch; a record read for
-// the last time is released. Each helper carries out one decision of the
+// the last time is released (a helper's copy of it stops, as in the engine).
+// Each helper carries out one decision of the
 // policies at a time; transfers share the tiers' bandwidths max-min fairly
 // (reads and writes alike) and each starts after the slower tier's latency.
 // Removals are free. A codec (Machine::codec_ratio) stores each record's

@@ -318,7 +318,7 @@ struct GatedDirectories {
 // LIFO, copy ahead on: the first read stops the copy ahead in flight (its helper held inside the copy's
 // first piece meanwhile): the writes it made room for are over and the slow tier is wanted for reads. The
 // record keeps its fast copy, the partial file is taken back, every record reads back exact, and
-// Stats::cancelled_copies counts it.
+// Stats::cancelled_copies counts it (with any other copy the read stopped).
 TEST(PlacementDecisions, TheFirstReadStopsTheCopyAheadInFlight) {
   GatedDirectories gated;
   TempDir dir;
@@ -347,8 +347,63 @@ TEST(PlacementDecisions, TheFirstReadStopsTheCopyAheadInFlight) {
     EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
   }
   u.flush();
+  // It, and any copy out of DRAM then in flight that only made room for writes (Engine::turn()).
+  EXPECT_GE(rt.stats().cancelled_copies, 1u);
+  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
+}
+
+/// DRAM for two 64 KiB records over one file tier, LIFO without the count, no copy ahead: after two writes
+/// the first record goes down to make room for a third (nothing says none comes), in four pieces.
+mlbs::Config two_slots_over_one_tier(const TempDir& dir) {
+  constexpr std::uint64_t kBigRec = 16384 * sizeof(float);
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(2 * kBigRec), mlbs::Tier::directory(dir / "disk")};
+  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.copy_ahead = false;
+  cfg.io_chunk_bytes = kBigRec / 4;
+  return cfg;
+}
+
+// The first read (the copy of record 0 down held in its first piece meanwhile) stops that copy: DRAM keeps
+// both records now, so the tier would take a write no read uses. The partial file is taken back, both
+// records read back exact, and Stats::cancelled_copies counts it.
+TEST(PlacementDecisions, TheFirstReadStopsACopyDownThatOnlyMadeRoomForWrites) {
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Runtime rt(two_slots_over_one_tier(dir));
+  mlbs::Store<float> u(rt, "u", 16384);
+  gate().arm(1, 0);
+  write_n(u, 2);
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 never went down";
+  u.read(1);
+  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 1.0f; }));
+  gate().release();
+  u.read(0);
+  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 0.0f; }));
+  u.flush();
   EXPECT_EQ(rt.stats().cancelled_copies, 1u);
   EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
+}
+
+// Erasing a record while a helper copies it down (held in its first piece) stops the copy: nobody will
+// read what it makes. The other record reads back exact, and no file is left.
+TEST(PlacementDecisions, ErasingARecordStopsItsCopy) {
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Runtime rt(two_slots_over_one_tier(dir));
+  mlbs::Store<float> u(rt, "u", 16384);
+  gate().arm(1, 0);
+  write_n(u, 2);
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 never went down";
+  u.erase(0);
+  gate().release();
+  u.flush();
+  EXPECT_EQ(rt.stats().cancelled_copies, 1u);
+  EXPECT_FALSE(u.contains(0));
+  u.read(1);
+  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 1.0f; }));
+  u.flush();
+  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read or erased";
 }
 
 // LIFO, copy ahead on, one file tier: while DRAM still holds every record written, the idle tier takes a

@@ -291,7 +291,7 @@ TEST(Transfer, TierToTierStopsBeforeTheNextPieceOnceCancelled) {
     std::atomic<bool>* flag = nullptr;
     void write(std::uint64_t offset, const std::byte* data, std::size_t n) override {
       Object::write(offset, data, n);
-      flag->store(true);  // as a reader's stop_copies_ahead() would, during the first piece
+      flag->store(true);  // as a reader's Engine::turn() would, during the first piece
     }
   };
   Object src;
