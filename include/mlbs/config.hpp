@@ -163,9 +163,12 @@ struct MLBS_API Config {
   /// that tier's first record on, so the slower tier (often the bottleneck)
   /// starts working with the first records instead of when the faster one is
   /// full; with one file tier, that tier takes a copy of the DRAM record the
-  /// next write would send there (docs/architecture.md, "Copy ahead"). Its
-  /// cost is traffic that a run which fits after all did not need; false
-  /// turns it off (a shared file system its operators want spared).
+  /// next write would send there (docs/architecture.md, "Copy ahead"); over
+  /// several unlimited tiers of known bandwidth, LIFO drains its oldest
+  /// records once half of DRAM is used (the run taken to go on as long
+  /// again: "A LIFO run without its count"). Its cost is traffic that a run
+  /// which fits after all did not need; false turns it off (a shared file
+  /// system its operators want spared).
   bool copy_ahead = true;
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.

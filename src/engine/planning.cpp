@@ -104,7 +104,7 @@ void Engine::refresh_placement() {
   policies::Limits limits;
   limits.persistent = persistent();
   limits.moves_up = last_write_bytes_ == 0;
-  const policies::Coming coming = coming_records();
+  policies::Coming coming = coming_records();
   limits.file_bytes.assign(tiers_.size(), 0);
   limits.file_rates.assign(tiers_.size(), 0.0);
   for (int t = 1; t <= last(); ++t) {
@@ -125,6 +125,13 @@ void Engine::refresh_placement() {
       cap = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
     }
   }
+  // LIFO without the count, over unlimited tiers that spread: the run is
+  // taken to go on as long again, so the tiers start at half of DRAM.
+  const bool uncounted_lifo = schedule_.kind == Schedule::Kind::lifo && !schedule_.expected_records;
+  coming.ranks.insert(coming.ranks.begin(),
+                      policies::guessed_to_come(catalog_.size(), uncounted_lifo, last_write_bytes_ != 0, cfg_.copy_ahead,
+                                                persistent(), limits.file_bytes, limits.file_rates),
+                      0);
   const std::uint64_t budget = mem_->capacity() - lent_bytes_;  // lent slots are no record's room
   const std::uint64_t streams =
       policies::write_streams(budget, last_write_bytes_, limits.file_rates, newest_first(), persistent());

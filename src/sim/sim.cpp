@@ -395,6 +395,13 @@ class Model {
         if (auto it = positions_.find(id); it != positions_.end()) coming.ranks.push_back(1 + it->second.front());
       std::sort(coming.ranks.begin(), coming.ranks.end());
     }
+    // As the engine: LIFO without the count over unlimited tiers that spread
+    // takes the run to go on as long again (pol::guessed_to_come()).
+    coming.ranks.insert(coming.ranks.begin(),
+                        pol::guessed_to_come(records_.size(), !counted && w_.schedule == Schedule::Kind::lifo,
+                                             last_write_ > 0, m_.copy_ahead, m_.persistent, limits.file_bytes,
+                                             limits.file_rates),
+                        0);
     // As the engine: none to come once every record counted, or every id
     // the order names, is written or being written.
     const std::uint64_t started = gen_ + (pending_ ? 1 : 0);

@@ -430,6 +430,33 @@ TEST(PlacementDecisions, LifoCopiesAheadOntoItsOneIdleFileTier) {
   EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
 }
 
+// LIFO without the count, DRAM for eight records over two unlimited tiers of configured bandwidth: the run
+// is taken to go on as long again (policies::guessed_to_come), so the oldest record goes down once five
+// are written, while the tiers would otherwise idle (before, not until DRAM was full). Every record reads
+// back exact and no file is left.
+TEST(PlacementDecisions, UncountedLifoStartsItsUnlimitedTiersBeforeDramIsFull) {
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(8 * kRec), mlbs::Tier::directory(dir / "a"), mlbs::Tier::directory(dir / "b")};
+  cfg.tiers[1].bandwidth_bytes_per_s = 1024ull << 20;
+  cfg.tiers[2].bandwidth_bytes_per_s = 200ull << 20;
+  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.copy_ahead = true;
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  gate().arm(1, 0);
+  write_n(u, 5);
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 did not go down with 5 of 8 slots taken";
+  gate().release();
+  for (std::uint64_t id = 5; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+  u.flush();
+  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
+}
+
 // LIFO without the count, DRAM for two records over two unlimited tiers of configured bandwidth, the
 // slower fast enough to join spreading: once writes spill, DRAM keeps neither record for later (the next
 // writes push them out anyway) and both go down at once, one to each tier. A third write finds its slot

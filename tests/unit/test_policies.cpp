@@ -960,6 +960,42 @@ TEST(Pass, RecordsToComeClaimDramAndTheFastTierFirst) {
   EXPECT_EQ(records_to_come(10, 4, false), 0u) << "reads began: nothing more comes";
 }
 
+// LIFO without the count over two unlimited tiers 5:1 apart, DRAM for 8 records and 6 written: planned as
+// written, all 6 stay in DRAM and the tiers idle; with as many taken to come as are written
+// (guessed_to_come), those claim DRAM first and the 4 oldest, read last, are placed below it (drained while
+// their DRAM copies stay until a write needs the room). Only then: counted, reads begun, copy ahead off,
+// persistent, a bounded tier or unknown rates all say 0.
+TEST(Pass, UncountedLifoOverUnlimitedTiersPlansAsIfTheRunWentOnAsLongAgain) {
+  std::deque<Record> recs(6);
+  std::vector<Record*> ranked;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    recs[i].size = kRec;
+    recs[i].gen = recs.size() - i;  // ranked newest first
+    recs[i].copies = bit(0);
+    ranked.push_back(&recs[i]);
+  }
+  Limits limits{8 * kRec, {0, 0, 0}};
+  limits.file_rates = {0, 1000.0 * kRec, 200.0 * kRec};
+  limits.moves_up = false;
+  const auto below = [&] { return std::count_if(recs.begin(), recs.end(), [](const Record& r) { return !r.want_mem; }); };
+  place_records(ranked, limits);
+  EXPECT_EQ(below(), 0);
+  const std::uint64_t guess = guessed_to_come(6, true, true, true, false, limits.file_bytes, limits.file_rates);
+  EXPECT_EQ(guess, 6u);
+  place_records(ranked, limits, {std::vector<std::uint64_t>(guess, 0), kRec});
+  EXPECT_EQ(below(), 4);
+  EXPECT_TRUE(recs[0].want_mem && recs[1].want_mem) << "the newest, read first, stay";
+  EXPECT_EQ(recs.back().dir_target, 1);
+
+  EXPECT_EQ(guessed_to_come(10, false, true, true, false, limits.file_bytes, limits.file_rates), 0u) << "counted";
+  EXPECT_EQ(guessed_to_come(10, true, false, true, false, limits.file_bytes, limits.file_rates), 0u) << "reads began";
+  EXPECT_EQ(guessed_to_come(10, true, true, false, false, limits.file_bytes, limits.file_rates), 0u) << "copy ahead off";
+  EXPECT_EQ(guessed_to_come(10, true, true, true, true, limits.file_bytes, limits.file_rates), 0u) << "persistent";
+  EXPECT_EQ(guessed_to_come(10, true, true, true, false, {0, 4 * kRec, 0}, limits.file_rates), 0u) << "bounded";
+  EXPECT_EQ(guessed_to_come(10, true, true, true, false, limits.file_bytes, {0, 1000.0 * kRec, 0}), 0u)
+      << "a rate unknown: no spreading";
+}
+
 // Records to come at their ranks (an explicit order names them): those read before a written record claim
 // room ahead of it, those read after it do not.
 TEST(Pass, RecordsToComeTakeTheirPlacesByRank) {
