@@ -134,7 +134,7 @@ void Engine::refresh_placement() {
                       0);
   const std::uint64_t budget = mem_->capacity() - lent_bytes_;  // lent slots are no record's room
   const std::uint64_t streams =
-      policies::write_streams(budget, last_write_bytes_, limits.file_rates, newest_first(), persistent());
+      policies::write_streams(budget, last_write_bytes_, limits.file_rates, limits.file_bytes, newest_first(), persistent());
   limits.dram_bytes = policies::dram_limit(budget, pending_bytes_, policies::write_headroom(last_write_bytes_, coming),
                                            policies::held_bytes(ranked_), streams);
   if (newest_first()) limits.lookahead_bytes = budget;

@@ -411,7 +411,7 @@ class Model {
     // As the engine: each write ranks first when LIFO has no record-count hint.
     const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
     const std::uint64_t streams =
-        pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, newest_first, m_.persistent);
+        pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, limits.file_bytes, newest_first, m_.persistent);
     limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(last_write_, coming),
                                         pol::held_bytes(ranked_), streams);
     if (newest_first) limits.lookahead_bytes = m_.dram_bytes;

@@ -1068,18 +1068,26 @@ TEST(Pass, DramKeepsRoomForTwoWritesOnlyWhileWritesSpill) {
 }
 
 // LIFO without the count: one write streams down per tier that joins spreading, at most one per DRAM slot;
-// a known schedule, a persistent run, one file tier or an unknown rate keep the single write's room.
+// a persistent run, one file tier or an unknown rate keep the single write's room.
 TEST(Pass, NewestFirstWritesStreamDownToEveryTierThatJoins) {
   const std::vector<double> half = {0, 2000, 1000}, fifth = {0, 5000, 1000};
-  EXPECT_EQ(write_streams(2 * kRec, kRec, half, true, false), 2u) << "tier 2 moves a record as tier 1 fills DRAM";
-  EXPECT_EQ(write_streams(2 * kRec, kRec, fifth, true, false), 1u) << "tier 2 too slow to join";
-  EXPECT_EQ(write_streams(8 * kRec, kRec, fifth, true, false), 2u);
-  EXPECT_EQ(write_streams(2 * kRec, kRec, {0, 1000, 1000, 1000}, true, false), 2u) << "no more than DRAM's slots";
-  EXPECT_EQ(write_streams(8 * kRec, kRec, half, false, false), 1u) << "a known schedule";
-  EXPECT_EQ(write_streams(8 * kRec, kRec, half, true, true), 1u) << "persistent";
-  EXPECT_EQ(write_streams(8 * kRec, kRec, {0, 2000}, true, false), 1u) << "one file tier";
-  EXPECT_EQ(write_streams(8 * kRec, kRec, {0, 2000, 0}, true, false), 1u) << "a rate unknown";
-  EXPECT_EQ(write_streams(8 * kRec, 0, half, true, false), 1u) << "no write yet";
+  const std::vector<std::uint64_t> two = {0, 0, 0}, three = {0, 0, 0, 0};
+  EXPECT_EQ(write_streams(2 * kRec, kRec, half, two, true, false), 2u) << "tier 2 moves a record as tier 1 fills DRAM";
+  EXPECT_EQ(write_streams(2 * kRec, kRec, fifth, two, true, false), 1u) << "tier 2 too slow to join";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, fifth, two, true, false), 2u);
+  EXPECT_EQ(write_streams(2 * kRec, kRec, {0, 1000, 1000, 1000}, three, true, false), 2u) << "no more than DRAM's slots";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, half, two, true, true), 1u) << "persistent";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, {0, 2000}, {0, 0}, true, false), 1u) << "one file tier";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, {0, 2000, 0}, two, true, false), 1u) << "a rate unknown";
+  EXPECT_EQ(write_streams(8 * kRec, 0, half, two, true, false), 1u) << "no write yet";
+  // A known schedule keeps the records it reads first: one stream per joining tier only with DRAM slots for
+  // twice as many and no bounded tier (three tiers at 2000, 1000 and 500: all join beside 8 slots).
+  const std::vector<double> halves = {0, 2000, 1000, 500};
+  EXPECT_EQ(write_streams(8 * kRec, kRec, halves, three, false, false), 3u);
+  EXPECT_EQ(write_streams(4 * kRec, kRec, half, two, false, false), 2u);
+  EXPECT_EQ(write_streams(5 * kRec, kRec, halves, three, false, false), 1u) << "slots for fewer than twice";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, halves, {0, 4 * kRec, 0, 0}, false, false), 1u) << "a bounded tier";
+  EXPECT_EQ(write_streams(8 * kRec, kRec, halves, three, false, true), 1u) << "persistent";
   // The room is kept only while writes spill.
   EXPECT_EQ(dram_limit(2 * kRec, 0, kRec, kRec, 2), kRec) << "all fits: one write's room";
   EXPECT_EQ(dram_limit(2 * kRec, 0, kRec, 2 * kRec, 2), 0u) << "spilling: both slots stream";

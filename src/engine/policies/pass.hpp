@@ -57,10 +57,15 @@ std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std:
 /// hint, an unknown schedule). Then the records DRAM keeps while writes go on
 /// are pushed out by the next writes anyway: held back, they leave one at a
 /// time, and a tier that would take its share idles (the physical bound has
-/// the tiers work in parallel). Else 1: DRAM keeps the records a known
-/// schedule reads first. Scratch mode only, `file_rates` known for all.
+/// the tiers work in parallel). A known schedule keeps the records it reads
+/// first (FIFO's oldest, those `lifo:N` or an explicit order says end in
+/// DRAM), so 1 (with dram_limit()'s second write), unless DRAM has slots for
+/// twice the joining tiers and no file tier is bounded (`file_bytes` all 0):
+/// then one per joining tier too, as two streams cannot keep three tiers
+/// busy. Scratch mode only, `file_rates` known for all.
 std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes,
-                            const std::vector<double>& file_rates, bool newest_first, bool persistent);
+                            const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes,
+                            bool newest_first, bool persistent);
 
 /// The DRAM room `ranked` would take if all were there (block-rounded slots).
 std::uint64_t held_bytes(std::span<catalog::Record* const> ranked);
