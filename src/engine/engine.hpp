@@ -179,7 +179,8 @@ class Engine {
   std::optional<Op> copy_op(Record& r, int src, int dst, policies::Purpose why);
   /// Runs `op` outside the lock; a copy down or between file tiers stops
   /// early (tiers::Cancelled) once `cancel` is set, within a piece
-  /// (kStoppablePiece bytes for a copy ahead, else Config::io_chunk_bytes).
+  /// (kStoppablePiece bytes for a copy ahead, a quarter of the record out of
+  /// DRAM, at most Config::io_chunk_bytes).
   void execute(Op& op, detail::Block& staging, detail::Block& frame, const std::atomic<bool>& cancel);
   /// The first read after writes (mu_ held): placement plans without write
   /// headroom from now on, and the copies in flight that only the writes

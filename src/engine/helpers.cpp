@@ -147,10 +147,16 @@ void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const
   if (op.src > 0) reader = tiers_[op.src].backend->open({op.space, r.id, r.gen, op.store_name}, r.file_bytes());
   // A copy may be stopped (turn(), stop_copy_of()) between two pieces: a copy
   // ahead's are small, as it is stopped whenever reads begin and holds the
-  // slower tier; the others' are the chunks they move anyway.
+  // slower tier; one out of DRAM goes in quarters of the record (at most
+  // Config::io_chunk_bytes), so the first read stops a drain it made useless
+  // within a quarter or two (in one piece, an 8 MiB drain ran to its end:
+  // 60 ms of the slower tier's time at the turn in mlbs_sim_check's spread
+  // run); between file tiers, the chunks they move anyway.
   tiers::Control control;
   control.stop = &cancel;
-  control.piece_bytes = op.why == policies::Purpose::copy_ahead ? kStoppablePiece : cfg_.io_chunk_bytes;
+  control.piece_bytes = op.why == policies::Purpose::copy_ahead ? kStoppablePiece
+                        : op.src == 0 ? std::min(detail::round_up_block(size / 4), cfg_.io_chunk_bytes)
+                                      : cfg_.io_chunk_bytes;
   control.hash_kind = r.checksum_kind;
   // The slower end, often the bottleneck, may take its next copy once this
   // one's last request there is queued (last_request_queued()).
