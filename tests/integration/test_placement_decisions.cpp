@@ -353,57 +353,59 @@ TEST(PlacementDecisions, TheFirstReadStopsTheCopyAheadInFlight) {
 }
 
 /// DRAM for two 64 KiB records over one file tier, LIFO without the count, no copy ahead: after two writes
-/// the first record goes down to make room for a third (nothing says none comes), in four pieces.
-mlbs::Config two_slots_over_one_tier(const TempDir& dir) {
-  constexpr std::uint64_t kBigRec = 16384 * sizeof(float);
-  mlbs::Config cfg;
-  cfg.tiers = {mlbs::Tier::memory(2 * kBigRec), mlbs::Tier::directory(dir / "disk")};
-  cfg.schedule = mlbs::Schedule::lifo();
-  cfg.copy_ahead = false;
-  cfg.io_chunk_bytes = kBigRec / 4;
-  return cfg;
-}
+/// the first record goes down to make room for a third (nothing says none comes), in four pieces, the
+/// helper held inside the first (`held()` waits for it).
+struct DrainOfRecord0Held {
+  static constexpr std::size_t kElems = 16384;
+  static mlbs::Config config(const TempDir& dir) {
+    mlbs::Config cfg;
+    cfg.tiers = {mlbs::Tier::memory(2 * kElems * sizeof(float)), mlbs::Tier::directory(dir / "disk")};
+    cfg.schedule = mlbs::Schedule::lifo();
+    cfg.copy_ahead = false;
+    cfg.io_chunk_bytes = kElems * sizeof(float) / 4;
+    return cfg;
+  }
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Runtime rt{config(dir)};
+  mlbs::Store<float> u{rt, "u", kElems};
+  bool held() {
+    gate().arm(1, 0);
+    write_n(u, 2);
+    return gate().wait_entered(std::chrono::seconds(30));
+  }
+};
 
-// The first read (the copy of record 0 down held in its first piece meanwhile) stops that copy: DRAM keeps
-// both records now, so the tier would take a write no read uses. The partial file is taken back, both
-// records read back exact, and Stats::cancelled_copies counts it.
+// The first read (the copy of record 0 down held meanwhile) stops that copy: DRAM keeps both records now,
+// so the tier would take a write no read uses. The partial file is taken back, both records read back
+// exact, and Stats::cancelled_copies counts it.
 TEST(PlacementDecisions, TheFirstReadStopsACopyDownThatOnlyMadeRoomForWrites) {
-  GatedDirectories gated;
-  TempDir dir;
-  mlbs::Runtime rt(two_slots_over_one_tier(dir));
-  mlbs::Store<float> u(rt, "u", 16384);
-  gate().arm(1, 0);
-  write_n(u, 2);
-  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 never went down";
-  u.read(1);
-  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 1.0f; }));
+  DrainOfRecord0Held s;
+  ASSERT_TRUE(s.held()) << "record 0 never went down";
+  s.u.read(1);
+  EXPECT_TRUE(std::all_of(s.u.begin(), s.u.end(), [](float x) { return x == 1.0f; }));
   gate().release();
-  u.read(0);
-  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 0.0f; }));
-  u.flush();
-  EXPECT_EQ(rt.stats().cancelled_copies, 1u);
-  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
+  s.u.read(0);
+  EXPECT_TRUE(std::all_of(s.u.begin(), s.u.end(), [](float x) { return x == 0.0f; }));
+  s.u.flush();
+  EXPECT_EQ(s.rt.stats().cancelled_copies, 1u);
+  EXPECT_EQ(mlbs::test::stored_records(s.dir.path()), 0u) << "files left after every record was read";
 }
 
-// Erasing a record while a helper copies it down (held in its first piece) stops the copy: nobody will
-// read what it makes. The other record reads back exact, and no file is left.
+// Erasing a record while a helper copies it down (held meanwhile) stops the copy: nobody will read what it
+// makes. The other record reads back exact, and no file is left.
 TEST(PlacementDecisions, ErasingARecordStopsItsCopy) {
-  GatedDirectories gated;
-  TempDir dir;
-  mlbs::Runtime rt(two_slots_over_one_tier(dir));
-  mlbs::Store<float> u(rt, "u", 16384);
-  gate().arm(1, 0);
-  write_n(u, 2);
-  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 never went down";
-  u.erase(0);
+  DrainOfRecord0Held s;
+  ASSERT_TRUE(s.held()) << "record 0 never went down";
+  s.u.erase(0);
   gate().release();
-  u.flush();
-  EXPECT_EQ(rt.stats().cancelled_copies, 1u);
-  EXPECT_FALSE(u.contains(0));
-  u.read(1);
-  EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](float x) { return x == 1.0f; }));
-  u.flush();
-  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read or erased";
+  s.u.flush();
+  EXPECT_EQ(s.rt.stats().cancelled_copies, 1u);
+  EXPECT_FALSE(s.u.contains(0));
+  s.u.read(1);
+  EXPECT_TRUE(std::all_of(s.u.begin(), s.u.end(), [](float x) { return x == 1.0f; }));
+  s.u.flush();
+  EXPECT_EQ(mlbs::test::stored_records(s.dir.path()), 0u) << "files left after every record was read or erased";
 }
 
 // LIFO, copy ahead on, one file tier: while DRAM still holds every record written, the idle tier takes a
@@ -430,6 +432,18 @@ TEST(PlacementDecisions, LifoCopiesAheadOntoItsOneIdleFileTier) {
   EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
 }
 
+/// LIFO without the count, DRAM for `slots` records over two unlimited directory tiers of configured bandwidth.
+mlbs::Config lifo_over_two_rated_tiers(const TempDir& dir, std::uint64_t slots, std::uint64_t fast_bw,
+                                       std::uint64_t slow_bw, bool copy_ahead) {
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(slots * kRec), mlbs::Tier::directory(dir / "a"), mlbs::Tier::directory(dir / "b")};
+  cfg.tiers[1].bandwidth_bytes_per_s = fast_bw;
+  cfg.tiers[2].bandwidth_bytes_per_s = slow_bw;
+  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.copy_ahead = copy_ahead;
+  return cfg;
+}
+
 // LIFO without the count, DRAM for eight records over two unlimited tiers of configured bandwidth: the run
 // is taken to go on as long again (policies::guessed_to_come), so the oldest record goes down once five
 // are written, while the tiers would otherwise idle (before, not until DRAM was full). Every record reads
@@ -437,13 +451,7 @@ TEST(PlacementDecisions, LifoCopiesAheadOntoItsOneIdleFileTier) {
 TEST(PlacementDecisions, UncountedLifoStartsItsUnlimitedTiersBeforeDramIsFull) {
   GatedDirectories gated;
   TempDir dir;
-  mlbs::Config cfg;
-  cfg.tiers = {mlbs::Tier::memory(8 * kRec), mlbs::Tier::directory(dir / "a"), mlbs::Tier::directory(dir / "b")};
-  cfg.tiers[1].bandwidth_bytes_per_s = 1024ull << 20;
-  cfg.tiers[2].bandwidth_bytes_per_s = 200ull << 20;
-  cfg.schedule = mlbs::Schedule::lifo();
-  cfg.copy_ahead = true;
-  mlbs::Runtime rt(cfg);
+  mlbs::Runtime rt(lifo_over_two_rated_tiers(dir, 8, 1024ull << 20, 200ull << 20, true));
   mlbs::Store<float> u(rt, "u", kElems);
   gate().arm(1, 0);
   write_n(u, 5);
@@ -465,12 +473,7 @@ TEST(PlacementDecisions, UncountedLifoStartsItsUnlimitedTiersBeforeDramIsFull) {
 TEST(PlacementDecisions, LifoStreamsItsWritesDownToBothTiersAtOnce) {
   GatedDirectories gated;
   TempDir dir;
-  mlbs::Config cfg;
-  cfg.tiers = {mlbs::Tier::memory(2 * kRec), mlbs::Tier::directory(dir / "a"), mlbs::Tier::directory(dir / "b")};
-  cfg.tiers[1].bandwidth_bytes_per_s = 512ull << 20;
-  cfg.tiers[2].bandwidth_bytes_per_s = 384ull << 20;
-  cfg.schedule = mlbs::Schedule::lifo();
-  cfg.copy_ahead = false;
+  mlbs::Config cfg = lifo_over_two_rated_tiers(dir, 2, 512ull << 20, 384ull << 20, false);
   cfg.helper_threads = 2;  // one held at the gate
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
