@@ -184,12 +184,7 @@ class Engine {
   void execute(Op& op, detail::Block& staging, detail::Block& frame, const std::atomic<bool>& cancel);
   /// The first read after writes (mu_ held): placement plans without write
   /// headroom from now on, and the copies in flight that only the writes
-  /// wanted are stopped (Cao et al.'s "do no harm"): the copies ahead, which
-  /// made room for writes that are over and hold the slower tier the reads
-  /// now need for the records only it has; and, in scratch mode, copies out
-  /// of DRAM that made room there (drain, stage, move down) of a record
-  /// placement now keeps in DRAM, which would cost its tier a write no read
-  /// ever uses.
+  /// wanted are stopped (policies::stops_at_turn(); Cao et al.'s "do no harm").
   void turn();
   /// A helper copies `r` (retired: released or erased while busy): its copy
   /// is stopped, as nobody will read what it makes.

@@ -10,6 +10,7 @@
 
 #include "catalog/checksum.hpp"
 #include "codec/frame.hpp"
+#include "engine/policies/policies.hpp"
 #include "engine/timing.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/trace.hpp"
@@ -109,14 +110,9 @@ void Engine::turn() {
   last_write_bytes_ = 0;
   ranking_dirty_ = true;
   refresh_placement();
-  for (std::size_t i = 0; i < running_.size(); ++i) {
-    const Running& x = running_[i];
-    if (!x.rec) continue;
-    using policies::Purpose;
-    const bool made_room = x.why == Purpose::drain_dram || x.why == Purpose::stage || x.why == Purpose::move_down;
-    if (x.why == Purpose::copy_ahead || (!persistent() && made_room && x.src == 0 && x.rec->want_mem))
+  for (std::size_t i = 0; i < running_.size(); ++i)
+    if (const Running& x = running_[i]; x.rec && policies::stops_at_turn(x.why, x.src, *x.rec, persistent()))
       cancel_[i].store(true, std::memory_order_relaxed);
-  }
 }
 
 void Engine::stop_copy_of(const Record& r) {

@@ -305,17 +305,14 @@ class Model {
   }
 
   /// As Engine::turn(): the first read ends the writes; placement plans
-  /// without their headroom, and the copies in flight only they wanted stop:
-  /// copies ahead, and (scratch) copies out of DRAM that made room there of
-  /// a record placement now keeps in DRAM.
+  /// without their headroom, and the copies in flight only they wanted stop
+  /// (pol::stops_at_turn()).
   void turn() {
     last_write_ = 0;
     refresh();
     for (std::size_t i = 0; i < transfers_.size();) {
       const Transfer& x = transfers_[i];
-      const bool made_room =
-          x.why == pol::Purpose::drain_dram || x.why == pol::Purpose::stage || x.why == pol::Purpose::move_down;
-      if (x.why == pol::Purpose::copy_ahead || (!m_.persistent && made_room && x.src == 0 && x.rec->want_mem))
+      if (pol::stops_at_turn(x.why, x.src, *x.rec, m_.persistent))
         stop(i);
       else
         ++i;

@@ -960,6 +960,25 @@ TEST(Pass, RecordsToComeClaimDramAndTheFastTierFirst) {
   EXPECT_EQ(records_to_come(10, 4, false), 0u) << "reads began: nothing more comes";
 }
 
+// The first read stops a copy ahead always, and in scratch mode a copy out of DRAM that made room there of
+// a record placement now keeps in DRAM; nothing else (a fetch, a write-behind, a persist, a copy between
+// file tiers, a record placed below DRAM).
+TEST(Policies, TheFirstReadStopsOnlyTheCopiesTheWritesWanted) {
+  Record kept, leaving;
+  kept.want_mem = true;
+  EXPECT_TRUE(stops_at_turn(Purpose::copy_ahead, 1, leaving, false));
+  EXPECT_TRUE(stops_at_turn(Purpose::copy_ahead, 0, kept, true));
+  for (const Purpose made_room : {Purpose::drain_dram, Purpose::stage, Purpose::move_down}) {
+    EXPECT_TRUE(stops_at_turn(made_room, 0, kept, false)) << to_string(made_room);
+    EXPECT_FALSE(stops_at_turn(made_room, 0, leaving, false)) << to_string(made_room) << ": it must leave DRAM";
+    EXPECT_FALSE(stops_at_turn(made_room, 0, kept, true)) << to_string(made_room) << ": persistent";
+  }
+  EXPECT_FALSE(stops_at_turn(Purpose::move_down, 1, kept, false)) << "between file tiers";
+  for (const Purpose other : {Purpose::demand_fetch, Purpose::prefetch_dram, Purpose::prefetch_file, Purpose::persist,
+                              Purpose::for_readers, Purpose::write_behind})
+    EXPECT_FALSE(stops_at_turn(other, 0, kept, false)) << to_string(other);
+}
+
 // LIFO without the count over two unlimited tiers 5:1 apart, DRAM for 8 records and 6 written: planned as
 // written, all 6 stay in DRAM and the tiers idle; with as many taken to come as are written
 // (guessed_to_come), those claim DRAM first and the 4 oldest, read last, are placed below it (drained while

@@ -428,6 +428,11 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
   return std::nullopt;
 }
 
+bool stops_at_turn(Purpose why, int src, const Record& r, bool persistent) {
+  const bool made_room = why == Purpose::drain_dram || why == Purpose::stage || why == Purpose::move_down;
+  return why == Purpose::copy_ahead || (!persistent && made_room && src == 0 && r.want_mem);
+}
+
 std::optional<Decision> next(const View& v, Notes& notes) {
   using Policy = std::optional<Decision> (*)(const View&, Notes&);
   static constexpr Policy kInOrder[] = {demand_fetch,  drain_dram, file_tier_moves, fetch_via_dram,

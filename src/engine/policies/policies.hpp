@@ -114,6 +114,15 @@ std::optional<Decision> copy_ahead(const View& v, Notes& notes);
 ///    tier's next fetch has had its turn at the target's room.
 std::optional<Decision> drain_ahead(const View& v, Notes& notes);
 
+/// The first read after writes: whether a copy in flight (`why`, from tier
+/// `src`, of `r` as placement sees it now, without the writes' headroom) is
+/// stopped, as only the writes wanted it: a copy ahead (it made room for
+/// writes that are over, and holds the slower tier the reads now need), or,
+/// in scratch mode, a copy out of DRAM that made room there (drain, stage,
+/// move down) of a record placement now keeps in DRAM (its tier would take a
+/// write no read uses). Engine::turn() and the simulator ask here.
+bool stops_at_turn(Purpose why, int src, const Record& r, bool persistent);
+
 /// The first decision of the policies above, in that order (their priority).
 std::optional<Decision> next(const View& v, Notes& notes);
 
