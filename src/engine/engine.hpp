@@ -218,7 +218,7 @@ class Engine {
   struct Running {
     const Record* rec = nullptr;
     policies::Purpose why = policies::Purpose::demand_fetch;
-    int src = -1, dst = -1;
+    int src = -1;
   };
   std::vector<Running> running_;
   codec::Spec codec_;                  ///< Config::codec, parsed

@@ -69,7 +69,7 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
       continue;
     }
     ++inflight_;
-    if (op->kind == Op::Kind::copy) running_[index] = {op->rec, op->why, op->src, op->dst};
+    if (op->kind == Op::Kind::copy) running_[index] = {op->rec, op->why, op->src};
     cancel_[index].store(false, std::memory_order_relaxed);
     // More to do than this: an idle helper takes it while this one moves.
     if (idle_helpers_ > 0 && helpers_have_work()) work_cv_.notify_one();
