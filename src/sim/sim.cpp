@@ -392,12 +392,13 @@ class Model {
         if (auto it = positions_.find(id); it != positions_.end()) coming.ranks.push_back(1 + it->second.front());
       std::sort(coming.ranks.begin(), coming.ranks.end());
     }
-    // As the engine: LIFO without the count over unlimited tiers that spread
-    // takes the run to go on as long again (pol::guessed_to_come()).
+    // As the engine: each write ranks first when LIFO has no record-count
+    // hint; over unlimited tiers that spread, such a run is taken to go on as
+    // long again (pol::guessed_to_come()).
+    const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
     coming.ranks.insert(coming.ranks.begin(),
-                        pol::guessed_to_come(records_.size(), !counted && w_.schedule == Schedule::Kind::lifo,
-                                             last_write_ > 0, m_.copy_ahead, m_.persistent, limits.file_bytes,
-                                             limits.file_rates),
+                        pol::guessed_to_come(records_.size(), newest_first, last_write_ > 0, m_.copy_ahead,
+                                             m_.persistent, limits.file_bytes, limits.file_rates),
                         0);
     // As the engine: none to come once every record counted, or every id
     // the order names, is written or being written.
@@ -405,8 +406,6 @@ class Model {
     if (last_write_ > 0 && counted) coming.writes_done = started >= w_.records;
     if (last_write_ > 0 && w_.schedule == Schedule::Kind::explicit_order)
       coming.writes_done = std::ranges::none_of(positions_, [&](const auto& p) { return p.first >= started; });
-    // As the engine: each write ranks first when LIFO has no record-count hint.
-    const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
     const std::uint64_t streams =
         pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, limits.file_bytes, newest_first, m_.persistent);
     limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(last_write_, coming),
