@@ -276,21 +276,31 @@ TEST(PlacementDecisions, TiersOfConfiguredBandwidthShareTheRecords) {
 
 using mlbs::test::gate;
 
+/// A second gate, for a test that holds two copies at once.
+mlbs::test::Gate& other_gate() {
+  static mlbs::test::Gate g;
+  return g;
+}
+
 class GatedWriter final : public mlbs::tiers::ObjectWriter {
  public:
   GatedWriter(std::unique_ptr<mlbs::tiers::ObjectWriter> inner, int tier, std::uint64_t id)
       : inner_(std::move(inner)), tier_(tier), id_(id) {}
   void write(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
-    gate().pass(tier_, id_);
+    pass();
     inner_->write(offset, data, bytes);
   }
   void write_held(std::uint64_t offset, const std::byte* data, std::size_t bytes) override {
-    gate().pass(tier_, id_);
+    pass();
     inner_->write_held(offset, data, bytes);
   }
   void commit(bool durable) override { inner_->commit(durable); }
 
  private:
+  void pass() {
+    gate().pass(tier_, id_);
+    other_gate().pass(tier_, id_);
+  }
   std::unique_ptr<mlbs::tiers::ObjectWriter> inner_;
   int tier_;
   std::uint64_t id_;
@@ -312,7 +322,10 @@ struct GatedDirectories {
   mlbs::test::BackendOverride override_{"directory", [](int index, const mlbs::Tier& desc, const mlbs::core::Group*) {
     return std::unique_ptr<mlbs::tiers::Backend>(std::make_unique<GatedWrites>(index, desc));
   }};
-  ~GatedDirectories() { gate().release(); }  // before the built-in factory comes back
+  ~GatedDirectories() {  // before the built-in factory comes back
+    gate().release();
+    other_gate().release();
+  }
 };
 
 // LIFO, copy ahead on: the first read stops the copy ahead in flight (its helper held inside the copy's
@@ -432,14 +445,15 @@ TEST(PlacementDecisions, LifoCopiesAheadOntoItsOneIdleFileTier) {
   EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
 }
 
-/// LIFO without the count, DRAM for `slots` records over two unlimited directory tiers of configured bandwidth.
-mlbs::Config lifo_over_two_rated_tiers(const TempDir& dir, std::uint64_t slots, std::uint64_t fast_bw,
-                                       std::uint64_t slow_bw, bool copy_ahead) {
+/// DRAM for `slots` records over two unlimited directory tiers of configured bandwidth; LIFO without the
+/// count unless told otherwise.
+mlbs::Config over_two_rated_tiers(const TempDir& dir, std::uint64_t slots, std::uint64_t fast_bw, std::uint64_t slow_bw,
+                                  bool copy_ahead, mlbs::Schedule schedule = mlbs::Schedule::lifo()) {
   mlbs::Config cfg;
   cfg.tiers = {mlbs::Tier::memory(slots * kRec), mlbs::Tier::directory(dir / "a"), mlbs::Tier::directory(dir / "b")};
   cfg.tiers[1].bandwidth_bytes_per_s = fast_bw;
   cfg.tiers[2].bandwidth_bytes_per_s = slow_bw;
-  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.schedule = std::move(schedule);
   cfg.copy_ahead = copy_ahead;
   return cfg;
 }
@@ -451,7 +465,7 @@ mlbs::Config lifo_over_two_rated_tiers(const TempDir& dir, std::uint64_t slots, 
 TEST(PlacementDecisions, UncountedLifoStartsItsUnlimitedTiersBeforeDramIsFull) {
   GatedDirectories gated;
   TempDir dir;
-  mlbs::Runtime rt(lifo_over_two_rated_tiers(dir, 8, 1024ull << 20, 200ull << 20, true));
+  mlbs::Runtime rt(over_two_rated_tiers(dir, 8, 1024ull << 20, 200ull << 20, true));
   mlbs::Store<float> u(rt, "u", kElems);
   gate().arm(1, 0);
   write_n(u, 5);
@@ -473,7 +487,7 @@ TEST(PlacementDecisions, UncountedLifoStartsItsUnlimitedTiersBeforeDramIsFull) {
 TEST(PlacementDecisions, LifoStreamsItsWritesDownToBothTiersAtOnce) {
   GatedDirectories gated;
   TempDir dir;
-  mlbs::Config cfg = lifo_over_two_rated_tiers(dir, 2, 512ull << 20, 384ull << 20, false);
+  mlbs::Config cfg = over_two_rated_tiers(dir, 2, 512ull << 20, 384ull << 20, false);
   cfg.helper_threads = 2;  // one held at the gate
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
@@ -493,6 +507,34 @@ TEST(PlacementDecisions, LifoStreamsItsWritesDownToBothTiersAtOnce) {
     u.read(id);
     EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
   }
+}
+
+// LIFO told 24 records come, DRAM for eight over two unlimited tiers of configured bandwidth 5:1 apart:
+// the records still to come claim DRAM, so the oldest go down as they are written. Record 0 goes first,
+// to the fast tier (both idle), and while its copy is under way (held) record 1, the next to leave, goes
+// to the idle slow tier (first opportunity) rather than queue behind it on the fast one, which would
+// finish it sooner. Every record reads back exact and no file is left.
+TEST(PlacementDecisions, AnIdleTierTakesTheNextRecordToLeaveDram) {
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Config cfg = over_two_rated_tiers(dir, 8, 1000ull << 20, 200ull << 20, false, mlbs::Schedule::lifo(24));
+  cfg.helper_threads = 2;  // one held at each gate
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  gate().arm(1, 0);
+  other_gate().arm(2, 1);
+  write_n(u, 8);
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 did not go to the fast tier first";
+  const bool idle_tier = other_gate().wait_entered(std::chrono::seconds(30));
+  gate().release();
+  other_gate().release();
+  EXPECT_TRUE(idle_tier) << "record 1 did not go to the idle slow tier";
+  for (std::uint64_t id = 8; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+  u.flush();
+  EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
 }
 
 // Lineage records each move with a timestamp, from the application's write on.

@@ -401,6 +401,30 @@ TEST(Placement, SpreadingCountsResidentsAndArrivalsAndRespectsRoom) {
   EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1, 1}));
 }
 
+// While writes come down over unlimited tiers, a joining tier with no drain under way takes the next
+// record to leave DRAM though the fastest, draining one already, would finish it sooner (first
+// opportunity), when a record still to come is read before it (LIFO's oldest). Not for a record read
+// before any to come (FIFO's newest), once reads begin, or with a bounded tier: the soonest finished.
+TEST(Placement, AnIdleTierTakesTheNextDrainWhileWritesComeDown) {
+  const std::vector<double> rates = {0, 5000, 1000};  // tier 2 is 5x slower; both join beside DRAM for 10
+  PlacementItem to_come{100, 100, 0};
+  to_come.coming = true;
+  std::vector<PlacementItem> ranked = spilled(2, 100);
+  ranked[1].arriving = 1;
+  ranked.insert(ranked.begin(), to_come);
+  auto next_drain = [&](const std::vector<PlacementItem>& items, const std::vector<std::uint64_t>& caps,
+                        bool moves_up) { return place(items, 1000, caps, moves_up, rates).dir_tier[items.size() - 2]; };
+  EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 2);
+  EXPECT_EQ(next_drain(ranked, {0, 0, 0}, true), 1);
+  EXPECT_EQ(next_drain(ranked, {0, 0, 10000}, false), 1);
+  ranked.front().coming = false;  // read before any record to come
+  EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 1);
+  // Both idle: the soonest finished, the fastest.
+  ranked.front().coming = true;
+  ranked.back().arriving = -1;
+  EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 1);
+}
+
 // A tier that moves a record slower than the time the fastest takes to fill DRAM's room stays out of the
 // spreading (reads would wait on it); with more DRAM to look ahead it joins.
 TEST(Placement, ASlowTierJoinsOnlyWithinDramsLookahead) {

@@ -77,7 +77,8 @@ void merge_by_rank(std::vector<catalog::Record*>& records, std::size_t kept, std
 void place_records(std::span<catalog::Record* const> ranked, const Limits& limits, const Coming& coming) {
   const int last = static_cast<int>(limits.file_bytes.size()) - 1;
   const std::size_t n_coming = coming.bytes ? coming.ranks.size() : 0;
-  const PlacementItem to_come{coming.bytes, detail::round_up_block(coming.bytes), 0};
+  PlacementItem to_come{coming.bytes, detail::round_up_block(coming.bytes), 0};
+  to_come.coming = true;
   std::vector<PlacementItem> items;
   items.reserve(n_coming + ranked.size());
   std::vector<std::size_t> at(ranked.size());  // ranked[i]'s item

@@ -31,6 +31,9 @@ struct PlacementItem {
   /// DRAM holds a copy now (not only placement's wish): once reads have
   /// begun, its file copy gives way to other records (see place()).
   bool held = false;
+  /// A record not written yet, ranked where the schedule will read it
+  /// (place_records(): a counted LIFO's, an explicit order's).
+  bool coming = false;
 };
 
 struct Placement {
@@ -84,7 +87,10 @@ struct Placement {
 /// one that would finish soonest the work of the records there (each
 /// resident's read, each arriving record's write and read, at the tier's
 /// rate) and its own, so the tiers share the traffic in proportion to their
-/// bandwidth as the physical bound's split does. A tier slower than the
+/// bandwidth as the physical bound's split does; while writes come down
+/// (`moves_up` false) over tiers none of which is bounded, one read after
+/// a record still to come (`coming`) takes first a tier with no record
+/// arriving (first opportunity: an idle tier starts). A tier slower than the
 /// fastest joins only if it moves a record within the time the fastest
 /// fills the room ahead of the reads: `mem_capacity` and the capacities of
 /// the bounded tiers above it (else reads would wait on it: prefetching
