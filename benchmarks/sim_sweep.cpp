@@ -5,9 +5,9 @@
 // build before and after a change to the policies and compare the two
 // outputs (benchmarks/sweep_compare.py). --only KEY prints one point with
 // its tiers' totals and its timeline; --hint tells LIFO the record count.
-#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/sweep.hpp"
@@ -58,9 +58,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mlbs_sim_sweep: no point is named '%s'\n", only.c_str());
     return 2;
   }
-  std::sort(ratios.begin(), ratios.end());
-  const auto above = std::count_if(ratios.begin(), ratios.end(), [](double x) { return x > 1.05; });
-  std::printf("# %zu points: median %.4f, p90 %.4f, max %.4f, %td above 1.05x\n", ratios.size(),
-              ratios[ratios.size() / 2], ratios[ratios.size() * 9 / 10], ratios.back(), above);
+  const mlbs::sim::SweepSummary s = mlbs::sim::summarize(std::move(ratios));
+  std::printf("# %zu points: median %.4f, p90 %.4f, max %.4f, %zu above 1.05x\n", s.points, s.median, s.p90, s.max,
+              s.above);
   return 0;
 }

@@ -56,4 +56,16 @@ std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds, bool hin
   return points;
 }
 
+SweepSummary summarize(std::vector<double> ratios) {
+  SweepSummary s;
+  if (ratios.empty()) return s;
+  std::sort(ratios.begin(), ratios.end());
+  s.points = ratios.size();
+  s.median = ratios[ratios.size() / 2];
+  s.p90 = ratios[ratios.size() * 9 / 10];
+  s.max = ratios.back();
+  s.above = std::size_t(std::count_if(ratios.begin(), ratios.end(), [](double x) { return x > 1.05; }));
+  return s;
+}
+
 }  // namespace mlbs::sim

@@ -4,6 +4,7 @@
 // point against the build before (docs/simulator.md, "Sweeping the planner").
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,5 +35,14 @@ std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds = {Schedu
                                                                           Schedule::Kind::fifo,
                                                                           Schedule::Kind::explicit_order},
                                      bool hint = false, std::string_view only = {});
+
+/// Wall over the physical bound over a sweep: what mlbs_sim_sweep prints
+/// last and tests/unit/test_sim.cpp guards.
+struct SweepSummary {
+  std::size_t points = 0;
+  double median = 0, p90 = 0, max = 0;
+  std::size_t above = 0;  ///< points above the target, 1.05x
+};
+SweepSummary summarize(std::vector<double> ratios);
 
 }  // namespace mlbs::sim
