@@ -425,6 +425,29 @@ TEST(Placement, AnIdleTierTakesTheNextDrainWhileWritesComeDown) {
   EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 1);
 }
 
+// Reads under way over unlimited tiers 5:1 apart, DRAM for two: the slower tier's soonest record takes a
+// slot beside the next record when fewer than five come before it (its fetch must start that far ahead);
+// not once five come before it, nor with a bounded tier (the two next records then).
+TEST(Placement, ASlowerTiersNextRecordTakesASlotInTime) {
+  const std::vector<double> rates = {0, 5000, 1000};
+  auto ranked_with_slow_at = [](std::size_t k) {
+    std::vector<PlacementItem> r(8, PlacementItem{100, 100, 0, 1});
+    r[k].file_copy = 2;
+    return r;
+  };
+  auto in_dram = [](const Placement& p) {
+    std::vector<std::size_t> in;
+    for (std::size_t i = 0; i < p.in_memory.size(); ++i)
+      if (p.in_memory[i]) in.push_back(i);
+    return in;
+  };
+  EXPECT_EQ(in_dram(place(ranked_with_slow_at(3), 200, {0, 0, 0}, true, rates)), (std::vector<std::size_t>{0, 3}));
+  EXPECT_EQ(in_dram(place(ranked_with_slow_at(4), 200, {0, 0, 0}, true, rates)), (std::vector<std::size_t>{0, 4}));
+  EXPECT_EQ(in_dram(place(ranked_with_slow_at(5), 200, {0, 0, 0}, true, rates)), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(in_dram(place(ranked_with_slow_at(3), 200, {0, 0, 10000}, true, rates)), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(in_dram(place(ranked_with_slow_at(3), 200, {0, 0, 0}, true)), (std::vector<std::size_t>{0, 1}));
+}
+
 // A tier that moves a record slower than the time the fastest takes to fill DRAM's room stays out of the
 // spreading (reads would wait on it); with more DRAM to look ahead it joins.
 TEST(Placement, ASlowTierJoinsOnlyWithinDramsLookahead) {

@@ -90,7 +90,10 @@ struct Placement {
 /// bandwidth as the physical bound's split does; while writes come down
 /// (`moves_up` false) over tiers none of which is bounded, one read after
 /// a record still to come (`coming`) takes first a tier with no record
-/// arriving (first opportunity: an idle tier starts). A tier slower than the
+/// arriving (first opportunity: an idle tier starts); once reads begin over
+/// such tiers, a slower tier's soonest record takes a DRAM slot first when
+/// fewer records than the tier is times slower than the fastest come before
+/// it (its fetch starts in time). A tier slower than the
 /// fastest joins only if it moves a record within the time the fastest
 /// fills the room ahead of the reads: `mem_capacity` and the capacities of
 /// the bounded tiers above it (else reads would wait on it: prefetching
