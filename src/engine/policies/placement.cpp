@@ -70,6 +70,9 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   std::vector<std::uint64_t> reach(tier_capacity.size(), lookahead_bytes);
   for (std::size_t t = 2; t < tier_capacity.size(); ++t) reach[t] = reach[t - 1] + tier_capacity[t - 1];
   std::vector<double> work(tier_capacity.size(), 0.0);
+  // No file tier fills: the two rules for several disks below hold only then.
+  const bool unbounded =
+      std::all_of(tier_capacity.begin() + 1, tier_capacity.end(), [](std::uint64_t c) { return c == 0; });
   // First opportunity (Cao et al.; Kimbrel and Karlin keep every disk
   // busy): while writes come down over tiers none of which fills, a joining
   // tier with no drain under way (`incoming`: the bytes of records arriving
@@ -87,8 +90,6 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // record coming back after its read was due. Not with a bounded tier:
   // the records it takes early by being idle are then read together at the
   // end, from it alone (35 points worse by up to 0.15, 10 better).
-  const bool unbounded =
-      std::all_of(tier_capacity.begin() + 1, tier_capacity.end(), [](std::uint64_t c) { return c == 0; });
   const bool first_opportunity = spread && !moves_up && unbounded;
   std::vector<double> incoming(tier_capacity.size(), 0.0);
   std::vector<std::size_t> by_time(tier_capacity.size() > 1 ? tier_capacity.size() - 1 : 0);
@@ -104,11 +105,13 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
         if (!joins_spread(tier_rate, t, bytes, reach[t])) return kNever;
         return (work[t] + 2.0 * double(bytes)) / tier_rate[t];
       };
-      auto free = [&](std::size_t t) { return first_opportunity && after_coming ? incoming[t] / tier_rate[t] : 0.0; };
+      auto free_at = [&](std::size_t t) {
+        return first_opportunity && after_coming ? incoming[t] / tier_rate[t] : 0.0;
+      };
       std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) {
         const double da = done(a), db = done(b);
         if (da == kNever || db == kNever) return da < db;
-        const double fa = free(a), fb = free(b);
+        const double fa = free_at(a), fb = free_at(b);
         return fa < fb || (fa == fb && da < db);
       });
     }
