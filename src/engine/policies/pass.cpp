@@ -40,9 +40,7 @@ std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes
     // twice the streams and no bounded tier, it keeps all but one slot per
     // joining tier (6 points worse by up to 0.04 over bounded fast tiers,
     // whose room then went to records read later).
-    if (slots < 2 * joining) return 1;
-    for (std::size_t t = 1; t < file_bytes.size(); ++t)
-      if (file_bytes[t]) return 1;
+    if (slots < 2 * joining || !unbounded(file_bytes)) return 1;
   }
   return std::max<std::uint64_t>(1, std::min(joining, slots));
 }
@@ -149,9 +147,7 @@ std::uint64_t guessed_to_come(std::uint64_t written, bool uncounted_lifo, bool w
   // A bounded tier's room would be claimed by records that may never come,
   // pushing those written to a slower tier for good (up to 0.9 worse over
   // the sweep); an unlimited tier's drains cost nothing if they do not.
-  for (std::size_t t = 1; t < file_bytes.size(); ++t)
-    if (file_bytes[t]) return 0;
-  return written;
+  return unbounded(file_bytes) ? written : 0;
 }
 
 std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked, int tiers, bool persistent) {

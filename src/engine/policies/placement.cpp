@@ -11,6 +11,11 @@ bool spreads(const std::vector<double>& tier_rate) {
   return tier_rate.size() > 2 && std::all_of(tier_rate.begin() + 1, tier_rate.end(), [](double r) { return r > 0; });
 }
 
+bool unbounded(const std::vector<std::uint64_t>& tier_capacity) {
+  return tier_capacity.size() < 2 ||
+         std::all_of(tier_capacity.begin() + 1, tier_capacity.end(), [](std::uint64_t c) { return c == 0; });
+}
+
 bool joins_spread(const std::vector<double>& tier_rate, std::size_t t, std::uint64_t bytes,
                   std::uint64_t lookahead_bytes) {
   // Compared as products: at equal ratios (a tier half as fast beside DRAM
@@ -71,8 +76,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   for (std::size_t t = 2; t < tier_capacity.size(); ++t) reach[t] = reach[t - 1] + tier_capacity[t - 1];
   std::vector<double> work(tier_capacity.size(), 0.0);
   // No file tier fills: the two rules for several disks below hold only then.
-  const bool unbounded =
-      std::all_of(tier_capacity.begin() + 1, tier_capacity.end(), [](std::uint64_t c) { return c == 0; });
+  const bool none_fills = unbounded(tier_capacity);
   // First opportunity (Cao et al.; Kimbrel and Karlin keep every disk
   // busy): while writes come down over tiers none of which fills, a joining
   // tier with no drain under way (`incoming`: the bytes of records arriving
@@ -90,7 +94,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // record coming back after its read was due. Not with a bounded tier:
   // the records it takes early by being idle are then read together at the
   // end, from it alone (35 points worse by up to 0.15, 10 better).
-  const bool first_opportunity = spread && !moves_up && unbounded;
+  const bool first_opportunity = spread && !moves_up && none_fills;
   std::vector<double> incoming(tier_capacity.size(), 0.0);
   std::vector<std::size_t> by_time(tier_capacity.size() > 1 ? tier_capacity.size() - 1 : 0);
   // The file tiers to try for a record of `bytes`, best first: fastest
@@ -154,6 +158,13 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       }
     }
   }
+  // Record i takes a DRAM slot if one is left and DRAM has not failed for it.
+  auto admit = [&](std::size_t i) {
+    const PlacementItem& it = ranked[i];
+    if (it.mem_bytes > mem_left || (it.avoid_mask & 1u)) return;
+    p.in_memory[i] = true;
+    mem_left -= it.mem_bytes;
+  };
   // Reads under way over tiers of known rates none of which is bounded: a
   // slower tier's soonest record takes a slot first when fewer records than
   // the tier is times slower than the fastest come before it (those the
@@ -164,7 +175,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // only once it was next but one, and every read of one waited (the
   // sweep: 32 points better by up to 0.08, 2 worse by 0.007). Not with a
   // bounded tier (records move up between file tiers there: 61 worse).
-  if (moves_up && spread && unbounded) {
+  if (moves_up && spread && none_fills) {
     std::uint32_t seen = 0;  // bit t: file tier t's soonest record was looked at
     for (std::size_t i = 0, ahead = 0; i < ranked.size(); ++i) {
       const PlacementItem& it = ranked[i];
@@ -173,20 +184,12 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       const int t = it.file_copy;
       if (t <= 1 || std::size_t(t) >= tier_rate.size() || ((seen >> t) & 1u)) continue;
       seen |= 1u << t;
-      if (double(ahead) > tier_rate[1] / tier_rate[std::size_t(t)] || it.mem_bytes > mem_left || (it.avoid_mask & 1u))
-        continue;
-      p.in_memory[i] = true;
-      mem_left -= it.mem_bytes;
+      if (double(ahead) <= tier_rate[1] / tier_rate[std::size_t(t)]) admit(i);
     }
   }
   // DRAM: an inclusive cache of the soonest records.
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const PlacementItem& it = ranked[i];
-    if (!p.in_memory[i] && it.mem_bytes <= mem_left && !(it.avoid_mask & 1u)) {
-      p.in_memory[i] = true;
-      mem_left -= it.mem_bytes;
-    }
-  }
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    if (!p.in_memory[i]) admit(i);
   // Reader retention: records no reader has read yet hold or take the
   // fastest file room first (readers cannot read DRAM; the fast tier is where
   // they read quickest), whatever their next use by the writer.

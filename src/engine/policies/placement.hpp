@@ -109,6 +109,10 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
 /// there are two or more and every rate is known.
 bool spreads(const std::vector<double>& tier_rate);
 
+/// No file tier of `tier_capacity` (index 0 unused, 0 = unlimited) has a
+/// capacity limit: none fills, whatever is placed there.
+bool unbounded(const std::vector<std::uint64_t>& tier_capacity);
+
 /// Whether file tier `t` joins the spreading of a record of `bytes`: the
 /// fastest always; a slower one if it moves the record within the time the
 /// fastest takes to fill `lookahead_bytes` of DRAM.
