@@ -178,7 +178,7 @@ detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std
       touch();
       continue;
     }
-    if (idle_version_ == version_ && inflight_ == 0 && copying_out_ == 0) {
+    if (idle() && copying_out_ == 0) {
       // Nothing under way will make room: records placement keeps in DRAM
       // for reads to come give their slots up before the write is refused.
       refresh_placement();
@@ -298,7 +298,7 @@ Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, st
     state_cv_.wait(lock, [&] {
       r = find(store, id);
       return !r || (r->copies & bit(0)) || r->error || stopping_ || !pending_errors_.empty() ||
-             (idle_version_ == version_ && inflight_ == 0 && !r->busy);
+             (idle() && !r->busy);
     });
     const auto wait_end = Clock::now();
     counters_.read_block_ns += ns_between(wait_start, wait_end);

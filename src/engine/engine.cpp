@@ -110,6 +110,16 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
     }
   }
   counters_.helper_cores = cores;
+  // The remover shares the first helper's core: its unlinks are the helpers'
+  // work, done beside them rather than between their copies.
+  remover_ = std::jthread([this](std::stop_token st) { remover_loop(st); });
+  detail::name_os_thread(remover_.native_handle(), "mlbs-remover");
+  if (!cores.empty() && cores[0] >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cores[0], &set);
+    pthread_setaffinity_np(remover_.native_handle(), sizeof set, &set);  // best effort, as the helper's
+  }
   // Node-shared tiers: another rank's new demand changes this rank's share;
   // replan then, even if this rank is idle (it may hold bytes it must lend back).
   for (TierState& ts : tiers_)
@@ -148,28 +158,26 @@ void Engine::shutdown() noexcept {
   for (auto& h : helpers_) h.request_stop();
   work_cv_.notify_all();
   state_cv_.notify_all();
-  // Helpers plan nothing new now; wait out what they are moving, then cut
-  // short the waits the tiers own (pacing, injected delays) so joining them
-  // keeps to the time-out.
+  // Helpers plan nothing new now; wait out what they are moving (and the
+  // remover's removal), then cut short the waits the tiers own (pacing,
+  // injected delays) so joining them keeps to the time-out.
   if (!state_cv_.wait_until(lock, deadline, [&] { return inflight_ == 0; })) {
     std::fprintf(stderr, "mlbs: shutdown: %u transfer%s still in flight after %u ms: cancelled\n", inflight_,
                  inflight_ == 1 ? "" : "s", cfg_.shutdown_timeout_ms);
     for (TierState& ts : tiers_) ts.backend->cancel();
   }
+  remover_.request_stop();
   lock.unlock();
   for (auto& h : helpers_)
     if (h.joinable()) h.join();
+  if (remover_.joinable()) remover_.join();
   lock.lock();
-  // Finish the removals the helpers did not get to, so scratch leaves no files.
+  // Finish the removals the remover did not get to, so scratch leaves no files.
   while (!removals_.empty()) {
     Op op = std::move(removals_.front());
     removals_.pop_front();
     try {
-      if (op.journal) {  // the erase is durable before the file goes
-        op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
-        op.journal->sync();
-      }
-      tiers_[op.tier].backend->remove({op.space, op.id, op.gen, op.store_name});
+      remove_now(op);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "mlbs: %s\n", e.what());
     }
@@ -230,7 +238,7 @@ void Engine::wake_helper() {
 }
 
 bool Engine::helpers_have_work() {
-  if (!removals_.empty() || shared_quota_moved()) return true;
+  if (shared_quota_moved()) return true;
   const std::uint64_t before = version_;
   refresh_placement();  // what the woken helper would do first; it then skips it
   policies::Notes notes;

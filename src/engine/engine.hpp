@@ -165,15 +165,23 @@ class Engine {
     std::uint64_t demand = 0;         ///< bytes placement would put here, last published
   };
 
-  // --- helpers (engine.cpp) ---
+  // --- helpers (helpers.cpp) ---
   void helper_loop(std::stop_token st, unsigned index);
-  /// The next unit of helper work: the policies' first decision
-  /// (engine/policies), its drops carried out, else a queued removal (first
-  /// when kDeferredRemovals wait).
+  /// The next copy for a helper (mu_ held): the policies' first decision
+  /// (engine/policies), its drops carried out; none when stopping.
   std::optional<Op> plan();
-  std::optional<Op> plan_copy();
-  /// Removals queued beyond which they go before copies again.
-  static constexpr std::size_t kDeferredRemovals = 8;
+  // --- the remover (helpers.cpp) ---
+  /// Runs the queued removals one after the other, beside the helpers: an
+  /// unlink on a busy file system takes milliseconds (3-5 ms per 8 MiB file
+  /// on this VM's ext4) that a prefetch on the bottleneck tier must not
+  /// wait behind. Counted in inflight_ while it runs one.
+  void remover_loop(std::stop_token st);
+  /// A removal's I/O, outside the lock: the journal's erase made durable
+  /// first (persistent), then the tier's object removed.
+  void remove_now(const Op& op);
+  /// A removal is done (mu_ held): its file name is free again, a full
+  /// device may take copies again, its error is reported.
+  void removed(const Op& op, std::exception_ptr err);
   /// The copy `why` decided on, with its room taken; none if the room or the
   /// file name is not free after all (planning runs again on the next change).
   std::optional<Op> copy_op(Record& r, int src, int dst, policies::Purpose why);
@@ -308,9 +316,14 @@ class Engine {
   /// planning pass ranks again; no helper is woken (a helper calls this on
   /// itself before it plans again).
   void changed();
-  /// Wakes one idle helper, if any, unconditionally (a removal was queued
-  /// inside a planning pass, which cannot look again).
+  /// Wakes one idle helper, if any, unconditionally (for a change made where
+  /// helpers_have_work() cannot look: a tier freed inside a transfer).
   void wake_helper();
+  /// Nothing is moving and nothing will unless state changes: the helpers
+  /// found no copy to make at this version, none is in flight and no removal
+  /// is queued or running. What flush(), a write without room and a read
+  /// that no room can be made for wait for (mu_ held).
+  bool idle() const noexcept { return idle_version_ == version_ && inflight_ == 0 && removals_.empty(); }
   /// Whether plan() would find something now, found without doing it (the
   /// policies are pure): a wake-up is a futex call and, on a sleeping core,
   /// an interrupt, so a change that leaves nothing to do (a write into free
@@ -365,8 +378,11 @@ class Engine {
   Schedule schedule_;  ///< the read order placement assumes now (Config::schedule, or set_schedule())
   bool journaled_ = true;  ///< see journaled()
   bool ranking_dirty_ = true;
+  /// Removals queued for the remover: file copies dropped (their room is
+  /// counted free already), the last tier's journal erases.
   std::deque<Op> removals_;
-  /// Removals a helper is executing: (tier, space, id, generation).
+  std::condition_variable_any removal_cv_;  ///< the remover waits here
+  /// The removal the remover is executing: (tier, space, id, generation).
   std::set<std::tuple<int, std::string, std::uint64_t, std::uint64_t>> removing_;
   std::deque<std::exception_ptr> pending_errors_;
   std::uint64_t flush_horizon_ = 0;  ///< records with gen <= this must be made durable now
@@ -375,7 +391,7 @@ class Engine {
   std::uint64_t last_write_bytes_ = 0;
   std::uint64_t version_ = 0;        ///< bumped on every state change
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do
-  unsigned inflight_ = 0;
+  unsigned inflight_ = 0;  ///< helpers' copies and the remover's removal under way
   /// Readers copying out of a pinned DRAM slot: a write finding no room waits
   /// for them (the slot becomes droppable) rather than being refused.
   unsigned copying_out_ = 0;
@@ -386,7 +402,9 @@ class Engine {
   bool stopping_ = false;
   bool live_changed_ = false;  ///< published since the last touch(): tier counters and a wake-up are due
   Stats counters_;
-  std::vector<std::jthread> helpers_;  // last member: joined before the rest is destroyed
+  // Last members: joined before the rest is destroyed (shutdown() joins them first).
+  std::jthread remover_;
+  std::vector<std::jthread> helpers_;
 };
 
 }  // namespace mlbs::engine

@@ -1,6 +1,7 @@
-// mlbs — the helper threads: each takes the plan's next operation, runs it
+// mlbs — the helper threads: each takes the plan's next copy, runs it
 // outside the lock (one transfer routine for every copy), and completes it
-// in the catalog under the lock.
+// in the catalog under the lock; and the remover, which deletes the file
+// copies the catalog dropped, beside them.
 #include "engine/engine.hpp"
 
 #include <algorithm>
@@ -29,15 +30,10 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
   detail::Block& frame = frames_[index];
   // Its CPU time is counted as it goes (mu_ held): planning, copies,
   // hashing, waking; not its waits.
-  std::uint64_t cpu_counted = thread_cpu_ns();
-  const auto count_cpu = [&] {
-    const std::uint64_t cpu = thread_cpu_ns();
-    counters_.helper_cpu_ns += cpu - std::min(cpu, cpu_counted);
-    cpu_counted = cpu;
-  };
+  CpuMeter cpu(counters_.helper_cpu_ns);
   Lock lock(mu_);
   while (!st.stop_requested()) {
-    count_cpu();
+    cpu.count();
     const std::uint64_t seen = version_;
     std::optional<Op> op;
     try {
@@ -69,7 +65,7 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
       continue;
     }
     ++inflight_;
-    if (op->kind == Op::Kind::copy) running_[index] = {op->rec, op->why, op->src};
+    running_[index] = {op->rec, op->why, op->src};
     cancel_[index].store(false, std::memory_order_relaxed);
     // More to do than this: an idle helper takes it while this one moves.
     if (idle_helpers_ > 0 && helpers_have_work()) work_cv_.notify_one();
@@ -93,7 +89,61 @@ void Engine::helper_loop(std::stop_token st, unsigned index) {
     complete(*op, err);
     changed();  // this helper plans next, and wakes another if it finds more
   }
-  count_cpu();
+  cpu.count();
+}
+
+// ============================================================================
+// the remover
+// ============================================================================
+
+void Engine::remover_loop(std::stop_token st) {
+  trace::name_thread("remover");
+  CpuMeter cpu(counters_.helper_cpu_ns);  // CPU it takes from the application, as a helper's
+  Lock lock(mu_);
+  // At a stop it finishes what is queued; shutdown() removes what comes after.
+  while (removal_cv_.wait(lock, st, [&] { return !removals_.empty(); })) {
+    Op op = std::move(removals_.front());
+    removals_.pop_front();
+    removing_.insert({op.tier, op.space, op.id, op.gen});
+    ++inflight_;
+    lock.unlock();
+    const auto start = Clock::now();
+    std::exception_ptr err;
+    try {
+      remove_now(op);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    if (trace::enabled()) trace_op(op, start, Clock::now(), err ? " failed" : "");
+    lock.lock();
+    --inflight_;
+    removed(op, err);
+    cpu.count();
+    // A copy may have waited for this file name or for room on a full device;
+    // and with nothing left to move the helpers are idle (idle()).
+    touch();
+  }
+  cpu.count();
+}
+
+void Engine::remove_now(const Op& op) {
+  if (op.journal) {  // the erase is durable before the file goes
+    op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
+    op.journal->sync();
+  }
+  tiers_[op.tier].backend->remove({op.space, op.id, op.gen, op.store_name});
+}
+
+void Engine::removed(const Op& op, std::exception_ptr err) {
+  removing_.erase({op.tier, op.space, op.id, op.gen});
+  if (err) {
+    pending_errors_.push_back(err);
+  } else if (std::exchange(tiers_[op.tier].full_latched, false)) {
+    ranking_dirty_ = true;  // room came free on a device that said it was full: try it again
+  }
+  if (op.journal)
+    for (StoreState& s : catalog_.stores())
+      if (s.journal == op.journal) --s.journal_erases;
 }
 
 void Engine::last_request_queued(Op& op, int t) {
@@ -121,14 +171,6 @@ void Engine::stop_copy_of(const Record& r) {
 }
 
 void Engine::execute(Op& op, detail::Block& staging, detail::Block& frame, const std::atomic<bool>& cancel) {
-  if (op.kind == Op::Kind::remove) {
-    if (op.journal) {
-      op.journal->append({catalog::JournalEntry::Op::erase, op.id, op.gen, 0, 0});
-      op.journal->sync();
-    }
-    tiers_[op.tier].backend->remove({op.space, op.id, op.gen, op.store_name});
-    return;
-  }
   // The record is busy: no one else changes its copies, slot, frame or
   // checksums, so reading them without the lock is safe; the rest was copied
   // into `op`.
@@ -323,18 +365,6 @@ void Engine::trace_op(const Op& op, Clock::time_point start, Clock::time_point e
 }
 
 void Engine::complete(Op& op, std::exception_ptr err) {
-  if (op.kind == Op::Kind::remove) {
-    removing_.erase({op.tier, op.space, op.id, op.gen});
-    if (err) {
-      pending_errors_.push_back(err);
-    } else if (std::exchange(tiers_[op.tier].full_latched, false)) {
-      ranking_dirty_ = true;  // room came free on a device that said it was full: try it again
-    }
-    if (op.journal)
-      for (StoreState& s : catalog_.stores())
-        if (s.journal == op.journal) --s.journal_erases;
-    return;
-  }
   Record& r = *op.rec;
   r.busy = false;
   r.copying_on = 0;

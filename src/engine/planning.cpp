@@ -256,7 +256,7 @@ void Engine::drop_copy(Record& r, int t) {
       ++st.journal_erases;
     }
     removals_.push_back(std::move(rm));
-    wake_helper();  // a removal an idle helper can run beside this caller's work
+    removal_cv_.notify_one();  // the remover runs it beside this caller's work and the helpers'
   }
   // A slot freed in DRAM may allow a prefetch: whoever dropped it plans or
   // touch()es next, which looks.
@@ -292,23 +292,6 @@ void Engine::erase_record(Record& r) {
 
 std::optional<Engine::Op> Engine::plan() {
   if (stopping_) return std::nullopt;
-  // Copies before removals: a removal gives back room that placement counts
-  // free already (drop_copy), so it waits for a helper with no copy to make,
-  // unless removals pile up (the device's own room) or a copy waits for one
-  // (copy_op: the same file name).
-  auto removal = [&] {
-    Op op = std::move(removals_.front());
-    removals_.pop_front();
-    removing_.insert({op.tier, op.space, op.id, op.gen});
-    return op;
-  };
-  if (removals_.size() >= kDeferredRemovals) return removal();
-  if (std::optional<Op> op = plan_copy()) return op;
-  if (!removals_.empty()) return removal();
-  return std::nullopt;
-}
-
-std::optional<Engine::Op> Engine::plan_copy() {
   for (;;) {
     if (shared_quota_moved()) ranking_dirty_ = true;
     refresh_placement();

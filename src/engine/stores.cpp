@@ -230,7 +230,7 @@ void Engine::wait_durable(Lock& lock, std::uint32_t store, std::uint64_t horizon
     if (!moving) return true;
     for (const Record* r : owed)
       if (r->busy) return false;  // a direct read holds it: not stuck
-    return idle_version_ == version_ && inflight_ == 0;
+    return idle();
   };
   if (!state_cv_.wait_until(lock, deadline, [&] { return done() || !pending_errors_.empty(); }))
     throw IoError(ETIMEDOUT,
@@ -320,7 +320,7 @@ void Engine::flush(std::uint32_t store) {
   flush_horizon_ = std::max(flush_horizon_, catalog_.newest_generation());
   touch();
   state_cv_.wait(lock, [&] {
-    return stopping_ || !pending_errors_.empty() || (idle_version_ == version_ && inflight_ == 0);
+    return stopping_ || !pending_errors_.empty() || idle();
   });
   raise_pending();
 }

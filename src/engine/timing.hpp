@@ -1,6 +1,7 @@
 // mlbs — the engine's clock helpers, shared by its source files.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
@@ -29,5 +30,22 @@ inline std::uint64_t thread_cpu_ns() {
   if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
   return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
+
+/// Adds the calling thread's CPU time to `total` as it goes, each count()
+/// what was used since the last: an engine thread's work, not its waits.
+/// The caller holds whatever guards `total`.
+class CpuMeter {
+ public:
+  explicit CpuMeter(std::uint64_t& total) : total_(total), counted_(thread_cpu_ns()) {}
+  void count() {
+    const std::uint64_t cpu = thread_cpu_ns();
+    total_ += cpu - std::min(cpu, counted_);
+    counted_ = cpu;
+  }
+
+ private:
+  std::uint64_t& total_;
+  std::uint64_t counted_;
+};
 
 }  // namespace mlbs::engine

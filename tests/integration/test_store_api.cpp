@@ -765,6 +765,52 @@ TEST(StoreApi, PersistentRewriteOfAnIdErasedDuringItsCopySurvivesReopen) {
   expect_floats(u, 2, kElems);
 }
 
+// Scratch, one helper: a read record's file removal held in the device (an
+// unlink on a busy file system) while the helpers have nothing else to do
+// holds up no fetch wanted after it. The remover runs removals beside the
+// helpers, so the helper still fetches the next records; once the removal
+// is let go, no file is left.
+TEST(StoreApi, ARemovalHeldInTheDeviceHoldsUpNoFetch) {
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(2 * kRecBytes), mlbs::Tier::directory(dir / "slow")};
+  cfg.schedule = mlbs::Schedule::lifo();
+  cfg.helper_threads = 1;
+  cfg.copy_ahead = false;
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  constexpr std::uint64_t n = 8;
+  for (std::uint64_t id = 0; id < n; ++id) {
+    fill(u, id);
+    u.write(id);
+  }
+  u.flush();  // every record is on the slow tier (written behind), 6 and 7 also in DRAM
+  ASSERT_EQ(stored_records(dir / "slow"), n);
+  tier_gate().arm(TierGate::Hold::remove, 1, 5);
+  for (std::uint64_t id : {7, 6, 5}) {
+    u.read(id);
+    expect_floats(u, id, kElems);
+  }
+  // 4 and 3 fill DRAM, then nothing is to be copied and 5's file is removed.
+  ASSERT_TRUE(tier_gate().wait_held(std::chrono::seconds(30))) << "record 5's file was never removed";
+  // Reading 4 frees a slot for 2, which must be fetched while 5's removal is
+  // held. The reads run on another thread, so that an engine that waits
+  // behind the removal fails this test instead of hanging it.
+  auto reads = std::async(std::launch::async, [&] {
+    for (std::uint64_t id = 5; id-- > 0;) {
+      u.read(id);
+      expect_floats(u, id, kElems);
+    }
+  });
+  const bool done = reads.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  tier_gate().release();
+  reads.get();
+  EXPECT_TRUE(done) << "the fetches waited behind record 5's removal";
+  u.flush();  // scratch: returns once the removals are done too
+  EXPECT_EQ(stored_records(dir / "slow"), 0u);
+}
+
 // ============================================================================
 // errors
 // ============================================================================
