@@ -164,9 +164,10 @@ struct MLBS_API Config {
   /// starts working with the first records instead of when the faster one is
   /// full; with one file tier, that tier takes a copy of the DRAM record the
   /// next write would send there (docs/architecture.md, "Copy ahead"); over
-  /// several unlimited tiers of known bandwidth, LIFO drains its oldest
-  /// records once half of DRAM is used (the run taken to go on as long
-  /// again: "A LIFO run without its count"). Its cost is traffic that a run
+  /// several unlimited tiers of known bandwidth, LIFO drains every record
+  /// from the first on, keeping its DRAM copy until a write needs the room
+  /// (the run taken to outgrow DRAM: "A LIFO run without its count"). Its
+  /// cost is traffic that a run
   /// which fits after all did not need; false turns it off (a shared file
   /// system its operators want spared).
   bool copy_ahead = true;

@@ -126,13 +126,14 @@ void Engine::refresh_placement() {
     }
   }
   // LIFO without the count, over unlimited tiers that spread: the run is
-  // taken to go on as long again, so the tiers start at half of DRAM.
+  // taken to outgrow DRAM, so the tiers start with the first record.
   const bool uncounted_lifo = schedule_.kind == Schedule::Kind::lifo && !schedule_.expected_records;
+  const std::uint64_t budget = mem_->capacity() - lent_bytes_;  // lent slots are no record's room
+  const std::uint64_t dram_records = last_write_bytes_ ? budget / last_write_bytes_ : 0;
   coming.ranks.insert(coming.ranks.begin(),
-                      policies::guessed_to_come(catalog_.size(), uncounted_lifo, last_write_bytes_ != 0, cfg_.copy_ahead,
+                      policies::guessed_to_come(dram_records, uncounted_lifo, last_write_bytes_ != 0, cfg_.copy_ahead,
                                                 persistent(), limits.file_bytes, limits.file_rates),
                       0);
-  const std::uint64_t budget = mem_->capacity() - lent_bytes_;  // lent slots are no record's room
   const std::uint64_t streams =
       policies::write_streams(budget, last_write_bytes_, limits.file_rates, limits.file_bytes, newest_first(), persistent());
   limits.dram_bytes = policies::dram_limit(budget, pending_bytes_, policies::write_headroom(last_write_bytes_, coming),

@@ -393,12 +393,12 @@ class Model {
       std::sort(coming.ranks.begin(), coming.ranks.end());
     }
     // As the engine: each write ranks first when LIFO has no record-count
-    // hint; over unlimited tiers that spread, such a run is taken to go on as
-    // long again (pol::guessed_to_come()).
+    // hint; over unlimited tiers that spread, such a run is taken to outgrow
+    // DRAM (pol::guessed_to_come()).
     const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
     coming.ranks.insert(coming.ranks.begin(),
-                        pol::guessed_to_come(records_.size(), newest_first, last_write_ > 0, m_.copy_ahead,
-                                             m_.persistent, limits.file_bytes, limits.file_rates),
+                        pol::guessed_to_come(last_write_ ? m_.dram_bytes / last_write_ : 0, newest_first, last_write_ > 0,
+                                             m_.copy_ahead, m_.persistent, limits.file_bytes, limits.file_rates),
                         0);
     // As the engine: none to come once every record counted, or every id
     // the order names, is written or being written.

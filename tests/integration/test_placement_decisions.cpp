@@ -32,12 +32,15 @@ bool in(const mlbs::RecordInfo& info, int tier) {
   return std::find(info.tiers.begin(), info.tiers.end(), tier) != info.tiers.end();
 }
 
-void write_n(mlbs::Store<float>& u, std::uint64_t n) {
-  for (std::uint64_t id = 0; id < n; ++id) {
+/// Writes records `from` .. `to` - 1, each filled with its id.
+void write_n_from(mlbs::Store<float>& u, std::uint64_t from, std::uint64_t to) {
+  for (std::uint64_t id = from; id < to; ++id) {
     std::fill(u.begin(), u.end(), float(id));
     u.write(id);
   }
 }
+
+void write_n(mlbs::Store<float>& u, std::uint64_t n) { write_n_from(u, 0, n); }
 
 /// True when some move of the record went from file tier `from` to a slower file tier.
 bool demoted(const mlbs::RecordInfo& info) {
@@ -459,18 +462,19 @@ mlbs::Config over_two_rated_tiers(const TempDir& dir, std::uint64_t slots, std::
 }
 
 // LIFO without the count, DRAM for eight records over two unlimited tiers of configured bandwidth: the run
-// is taken to go on as long again (policies::guessed_to_come), so the oldest record goes down once five
-// are written, while the tiers would otherwise idle (before, not until DRAM was full). Every record reads
-// back exact and no file is left.
-TEST(PlacementDecisions, UncountedLifoStartsItsUnlimitedTiersBeforeDramIsFull) {
+// is taken to outgrow DRAM (policies::guessed_to_come), so its first record goes down as soon as it is
+// written, while the tiers would otherwise idle (until 2026-12-01 once five were written, before that not
+// until DRAM was full). Every record reads back exact and no file is left.
+TEST(PlacementDecisions, UncountedLifoStartsItsUnlimitedTiersWithTheFirstRecord) {
   GatedDirectories gated;
   TempDir dir;
   mlbs::Runtime rt(over_two_rated_tiers(dir, 8, 1024ull << 20, 200ull << 20, true));
   mlbs::Store<float> u(rt, "u", kElems);
   gate().arm(1, 0);
-  write_n(u, 5);
-  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 did not go down with 5 of 8 slots taken";
+  write_n(u, 1);
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 did not go down with 1 of 8 slots taken";
   gate().release();
+  write_n_from(u, 1, 5);
   for (std::uint64_t id = 5; id-- > 0;) {
     u.read(id);
     EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;

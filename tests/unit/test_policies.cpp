@@ -980,11 +980,11 @@ TEST(Policies, TheFirstReadStopsOnlyTheCopiesTheWritesWanted) {
 }
 
 // LIFO without the count over two unlimited tiers 5:1 apart, DRAM for 8 records and 6 written: planned as
-// written, all 6 stay in DRAM and the tiers idle; with as many taken to come as are written
-// (guessed_to_come), those claim DRAM first and the 4 oldest, read last, are placed below it (drained while
-// their DRAM copies stay until a write needs the room). Only then: counted, reads begun, copy ahead off,
+// written, all 6 stay in DRAM and the tiers idle; with as many taken to come as DRAM holds (guessed_to_come:
+// the run outgrows DRAM), those claim DRAM first and every record written is placed below it (drained while
+// its DRAM copy stays until a write needs the room). Only then: counted, reads begun, copy ahead off,
 // persistent, a bounded tier or unknown rates all say 0.
-TEST(Pass, UncountedLifoOverUnlimitedTiersPlansAsIfTheRunWentOnAsLongAgain) {
+TEST(Pass, UncountedLifoOverUnlimitedTiersPlansAsIfTheRunOutgrewDram) {
   std::deque<Record> recs(6);
   std::vector<Record*> ranked;
   for (std::size_t i = 0; i < recs.size(); ++i) {
@@ -999,12 +999,13 @@ TEST(Pass, UncountedLifoOverUnlimitedTiersPlansAsIfTheRunWentOnAsLongAgain) {
   const auto below = [&] { return std::count_if(recs.begin(), recs.end(), [](const Record& r) { return !r.want_mem; }); };
   place_records(ranked, limits);
   EXPECT_EQ(below(), 0);
-  const std::uint64_t guess = guessed_to_come(6, true, true, true, false, limits.file_bytes, limits.file_rates);
-  EXPECT_EQ(guess, 6u);
+  const std::uint64_t guess = guessed_to_come(8, true, true, true, false, limits.file_bytes, limits.file_rates);
+  EXPECT_EQ(guess, 8u);
   place_records(ranked, limits, {std::vector<std::uint64_t>(guess, 0), kRec});
-  EXPECT_EQ(below(), 4);
-  EXPECT_TRUE(recs[0].want_mem && recs[1].want_mem) << "the newest, read first, stay";
-  EXPECT_EQ(recs.back().dir_target, 1);
+  EXPECT_EQ(below(), 6) << "the newest too: each drains while the tiers idle";
+  for (const Record& r : recs) EXPECT_GT(r.dir_target, 0) << "gen " << r.gen;
+  EXPECT_EQ(guessed_to_come(0, true, true, true, false, limits.file_bytes, limits.file_rates), 1u)
+      << "a record larger than DRAM: still one to come";
 
   EXPECT_EQ(guessed_to_come(10, false, true, true, false, limits.file_bytes, limits.file_rates), 0u) << "counted";
   EXPECT_EQ(guessed_to_come(10, true, false, true, false, limits.file_bytes, limits.file_rates), 0u) << "reads began";

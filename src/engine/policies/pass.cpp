@@ -140,14 +140,14 @@ std::uint64_t records_to_come(std::uint64_t expected, std::uint64_t store_record
   return writing && expected > store_records + 1 ? expected - store_records - 1 : 0;
 }
 
-std::uint64_t guessed_to_come(std::uint64_t written, bool uncounted_lifo, bool writing, bool copy_ahead,
+std::uint64_t guessed_to_come(std::uint64_t dram_records, bool uncounted_lifo, bool writing, bool copy_ahead,
                               bool persistent, const std::vector<std::uint64_t>& file_bytes,
                               const std::vector<double>& file_rates) {
   if (!uncounted_lifo || !writing || !copy_ahead || persistent || !spreads(file_rates)) return 0;
   // A bounded tier's room would be claimed by records that may never come,
   // pushing those written to a slower tier for good (up to 0.9 worse over
   // the sweep); an unlimited tier's drains cost nothing if they do not.
-  return unbounded(file_bytes) ? written : 0;
+  return unbounded(file_bytes) ? std::max<std::uint64_t>(dram_records, 1) : 0;
 }
 
 std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked, int tiers, bool persistent) {

@@ -121,19 +121,19 @@ std::uint64_t records_to_come(std::uint64_t expected, std::uint64_t store_record
 /// LIFO without a record count (`uncounted_lifo`), while writes come
 /// (`writing`), in scratch mode with Config::copy_ahead on, over file tiers
 /// that spread (spreads()) and have no capacity limit (`file_bytes` all 0):
-/// how many records to plan as still to come, as many as are `written` (a
-/// run seen so far is taken to go on as long again); 0 otherwise. Like a
-/// counted LIFO's, they rank before every record written and claim DRAM
-/// first, so the oldest records, read last, are placed below it once the
-/// written ones fill half of DRAM, not all of it: they are drained (each
-/// keeping its DRAM copy until a write needs the room) while the tiers
-/// would otherwise idle, and spreading shares them out by the work arriving
-/// on each tier (Cao et al.'s first opportunity). Should the run fit after
-/// all, the price is writes to idle tiers, as a copy ahead's, and the first
-/// read stops those still under way (Engine::turn()). Not over a bounded
-/// tier: records that may never come would claim its room and send those
-/// written to a slower tier for good.
-std::uint64_t guessed_to_come(std::uint64_t written, bool uncounted_lifo, bool writing, bool copy_ahead,
+/// how many records to plan as still to come, as many as DRAM holds
+/// (`dram_records`, at least 1: the run is taken to outgrow DRAM); 0
+/// otherwise. Like a counted LIFO's, they rank before every record written
+/// and claim DRAM first, so every record written is placed below it from
+/// the first on: each is drained while the tiers would otherwise idle,
+/// keeping its DRAM copy until a write needs the room, and spreading shares
+/// them out by the work arriving on each tier (Cao et al.'s first
+/// opportunity). Should the run fit after all, it still reads from DRAM;
+/// the price is writes to idle tiers, as a copy ahead's, and the first read
+/// stops those still under way (Engine::turn()). Not over a bounded tier:
+/// records that may never come would claim its room and send those written
+/// to a slower tier for good.
+std::uint64_t guessed_to_come(std::uint64_t dram_records, bool uncounted_lifo, bool writing, bool copy_ahead,
                               bool persistent, const std::vector<std::uint64_t>& file_bytes,
                               const std::vector<double>& file_rates);
 
