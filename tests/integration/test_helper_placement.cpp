@@ -37,7 +37,8 @@ TEST(HelperPlacement, AutoPinsWhereTheRuleSays) {
   for (int c : rt.stats().helper_cores) EXPECT_NE(std::find(allowed.begin(), allowed.end(), c), allowed.end());
 }
 
-// Each helper carries its name for the OS (top -H, perf, gdb) once the runtime is constructed.
+// Each helper, and the remover beside them, carries its name for the OS (top -H, perf, gdb) once the runtime is
+// constructed.
 TEST(HelperPlacement, HelpersAreNamedForTheOs) {
   TempDir dir;
   mlbs::Runtime rt(two_tiers(dir, -2, 3));
@@ -47,7 +48,8 @@ TEST(HelperPlacement, HelpersAreNamedForTheOs) {
     std::getline(std::ifstream(task.path() / "comm"), name);
     names.insert(name);
   }
-  for (const char* want : {"mlbs-helper-0", "mlbs-helper-1", "mlbs-helper-2"}) EXPECT_EQ(names.count(want), 1u) << want;
+  for (const char* want : {"mlbs-helper-0", "mlbs-helper-1", "mlbs-helper-2", "mlbs-remover"})
+    EXPECT_EQ(names.count(want), 1u) << want;
 }
 
 // none leaves the helpers where the OS puts them.
