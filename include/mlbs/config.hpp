@@ -167,9 +167,8 @@ struct MLBS_API Config {
   /// several unlimited tiers of known bandwidth, LIFO drains every record
   /// from the first on, keeping its DRAM copy until a write needs the room
   /// (the run taken to outgrow DRAM: "A LIFO run without its count"). Its
-  /// cost is traffic that a run
-  /// which fits after all did not need; false turns it off (a shared file
-  /// system its operators want spared).
+  /// cost is traffic that a run which fits after all did not need; false
+  /// turns it off (a shared file system its operators want spared).
   bool copy_ahead = true;
 
   /// Reads a TOML file (see docs/configuration.md). Errors name field and line.

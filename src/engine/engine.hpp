@@ -172,7 +172,7 @@ class Engine {
   std::optional<Op> plan();
   // --- the remover (helpers.cpp) ---
   /// Runs the queued removals one after the other, beside the helpers: an
-  /// unlink on a busy file system takes milliseconds (3-5 ms per 8 MiB file
+  /// unlink on a busy file system takes milliseconds (1.4-5 ms per 8 MiB file
   /// on this VM's ext4) that a prefetch on the bottleneck tier must not
   /// wait behind. Counted in inflight_ while it runs one.
   void remover_loop(std::stop_token st);
