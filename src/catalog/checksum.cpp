@@ -2,17 +2,36 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define MLBS_X86 1
+#endif
+
 namespace mlbs::catalog {
 
 namespace {
+#if defined(MLBS_HAVE_XXH3_DISPATCH) && defined(MLBS_X86)
+__attribute__((target("avx"))) void zero_upper() noexcept { _mm256_zeroupper(); }
+#endif
+
 void update_state(XXH3_state_t* state, const void* data, std::size_t bytes) noexcept {
 #ifdef MLBS_HAVE_XXH3_DISPATCH
   XXH3_64bits_update_dispatch(state, data, bytes);
+  settle_vector_state();
 #else
   XXH3_64bits_update(state, data, bytes);
 #endif
 }
 }  // namespace
+
+void settle_vector_state() noexcept {
+#if defined(MLBS_HAVE_XXH3_DISPATCH) && defined(MLBS_X86)
+  // The dispatcher picks its AVX2 or AVX-512 kernel only where the CPU has
+  // them, so AVX is there whenever the upper state can be dirty.
+  static const bool avx = (__builtin_cpu_init(), __builtin_cpu_supports("avx"));
+  if (avx) zero_upper();
+#endif
+}
 
 std::uint64_t record_checksum(const void* data, std::size_t bytes, ChecksumKind kind) {
   if (kind == ChecksumKind::xxh3) return checksum(data, bytes);

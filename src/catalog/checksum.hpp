@@ -18,11 +18,23 @@
 
 namespace mlbs::catalog {
 
+/// After a dispatched hash: clears the upper halves of the calling thread's
+/// vector registers (vzeroupper) where the CPU has AVX. libxxhash's AVX-512
+/// kernel returns with them dirty, and until they are cleared every SSE
+/// instruction the thread runs pays for it: write() hashes on the
+/// application's thread, and a memory-bound OpenMP stencil (compiled for
+/// SSE2, as most code is) then ran 3-4x slower for the rest of the process
+/// on this VM's AVX-512 CPU (docs/architecture.md, "Checksums"). A no-op
+/// without the dispatcher or without AVX.
+void settle_vector_state() noexcept;
+
 /// Plain xxHash3-64: metadata (journal entries, index slots, names), and the
 /// records of journals written before pieces (ChecksumKind::xxh3).
 inline std::uint64_t checksum(const void* data, std::size_t bytes) noexcept {
 #ifdef MLBS_HAVE_XXH3_DISPATCH
-  return XXH3_64bits_dispatch(data, bytes);
+  const std::uint64_t h = XXH3_64bits_dispatch(data, bytes);
+  settle_vector_state();
+  return h;
 #else
   return XXH3_64bits(data, bytes);
 #endif
