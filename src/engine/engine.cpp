@@ -26,6 +26,17 @@
 #include "tiers/registry.hpp"
 
 namespace mlbs::engine {
+
+namespace {
+/// Pins `thread` to `core`: 0, or the errno pthread_setaffinity_np gave.
+int pin_to_core(pthread_t thread, int core) noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  return pthread_setaffinity_np(thread, sizeof set, &set);
+}
+}  // namespace
+
 // ============================================================================
 // construction and shutdown
 // ============================================================================
@@ -99,27 +110,19 @@ Engine::Engine(Config cfg, std::shared_ptr<core::Group> group)
   for (unsigned i = 0; i < cfg_.helper_threads; ++i) {
     helpers_.emplace_back([this, i](std::stop_token st) { helper_loop(st, i); });
     detail::name_os_thread(helpers_.back().native_handle(), fmt::format("mlbs-helper-{}", i));
-    if (cores[i] >= 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cores[i], &set);
-      if (int err = pthread_setaffinity_np(helpers_.back().native_handle(), sizeof set, &set)) {
+    if (cores[i] >= 0)
+      if (int err = pin_to_core(helpers_.back().native_handle(), cores[i])) {
         std::fprintf(stderr, "mlbs: cannot pin helper %u to core %d: %s\n", i, cores[i], std::strerror(err));
         cores[i] = -1;
       }
-    }
   }
   counters_.helper_cores = cores;
   // The remover shares the first helper's core: its unlinks are the helpers'
-  // work, done beside them rather than between their copies.
+  // work, done beside them rather than between their copies. That core took
+  // a thread of this process already, so a failure here is not reported twice.
   remover_ = std::jthread([this](std::stop_token st) { remover_loop(st); });
   detail::name_os_thread(remover_.native_handle(), "mlbs-remover");
-  if (!cores.empty() && cores[0] >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cores[0], &set);
-    pthread_setaffinity_np(remover_.native_handle(), sizeof set, &set);  // best effort, as the helper's
-  }
+  if (!cores.empty() && cores[0] >= 0) (void)pin_to_core(remover_.native_handle(), cores[0]);
   // Node-shared tiers: another rank's new demand changes this rank's share;
   // replan then, even if this rank is idle (it may hold bytes it must lend back).
   for (TierState& ts : tiers_)
