@@ -115,8 +115,9 @@ struct MLBS_API Config {
   Schedule schedule = Schedule::lifo();
   Durability durability = Durability::scratch;
   /// Core to pin the helper threads to: >= 0 that core; -1 = auto (the last
-  /// cores the application's threads leave free, else the last core); -2 =
-  /// none (not pinned). Stats::helper_cores says where they ended up.
+  /// cores the application's threads leave free; with none free, not
+  /// pinned); -2 = none (not pinned). Stats::helper_cores says where they
+  /// ended up.
   int helper_core = -1;
   static constexpr unsigned max_helper_threads = 64;
   unsigned helper_threads = 1;   ///< helper threads moving data, 1..max_helper_threads (>1 overlaps tiers)

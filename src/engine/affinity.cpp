@@ -27,11 +27,10 @@ unsigned application_threads(const std::vector<int>& allowed) {
 
 std::vector<int> auto_helper_cores(const std::vector<int>& allowed, unsigned app_threads, unsigned helpers) {
   std::vector<int> cores(helpers, -1);
-  if (allowed.empty()) return cores;
   const std::size_t busy = std::min<std::size_t>(app_threads, allowed.size());
   const std::size_t free = allowed.size() - busy;
-  for (unsigned i = 0; i < helpers; ++i)
-    cores[i] = free ? allowed[allowed.size() - 1 - (i % free)] : allowed.back();
+  if (free == 0) return cores;  // every core computes: the OS places them (see the header)
+  for (unsigned i = 0; i < helpers; ++i) cores[i] = allowed[allowed.size() - 1 - (i % free)];
   return cores;
 }
 

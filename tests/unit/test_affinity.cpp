@@ -20,10 +20,10 @@ TEST(Affinity, MoreHelpersThanFreeCoresShare) {
   EXPECT_EQ(auto_helper_cores({0, 1, 2, 3}, 2, 3), (std::vector<int>{3, 2, 3}));
 }
 
-// No free core (the application uses them all, or more): every helper on the last core.
-TEST(Affinity, NoFreeCoreMeansTheLastCore) {
-  EXPECT_EQ(auto_helper_cores({0, 1}, 2, 2), (std::vector<int>{1, 1}));
-  EXPECT_EQ(auto_helper_cores({4, 9}, 8, 1), (std::vector<int>{9}));
+// No free core (the application uses them all, or more): the helpers are left to the OS, not pinned.
+TEST(Affinity, NoFreeCoreLeavesTheHelpersUnpinned) {
+  EXPECT_EQ(auto_helper_cores({0, 1}, 2, 2), (std::vector<int>{-1, -1}));
+  EXPECT_EQ(auto_helper_cores({4, 9}, 8, 1), (std::vector<int>{-1}));
 }
 
 // The allowed set is honoured (a cpuset from the batch system): only its cores are used.

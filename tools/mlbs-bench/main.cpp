@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -323,7 +324,7 @@ int main(int argc, char** argv) {
   app.get_formatter()->column_width(34);
 
   std::string workloads_s = "micro", modes_s, grid_s = "16MiB", dram_s = "64MiB", fast_s, slow_s, slow_bw_s,
-              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", layout_s = "file", check_s,
+              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", helper_core_s = "auto", layout_s = "file", check_s,
               slow_kind_s = "directory", retention_s = "none", codec_when_s = "needed";
   Options o;
   unsigned io_ratio = 2;
@@ -369,6 +370,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"needed", "always"}));
   app.add_option("--helper-threads", o.helper_threads, "mlbs helper threads")->capture_default_str()
       ->check(CLI::Range(1u, 64u));
+  app.add_option("--helper-core", helper_core_s,
+                 "auto|none|N: where mlbs pins its helpers (Config::helper_core; auto = the cores the "
+                 "OpenMP threads leave free, else the last)")
+      ->capture_default_str()
+      ->check([](const std::string& v) -> std::string {
+        if (v == "auto" || v == "none") return {};
+        char* end = nullptr;
+        const long c = std::strtol(v.c_str(), &end, 10);
+        return !v.empty() && *end == '\0' && c >= 0 && c < 4096 ? "" : "expected auto, none or a core number";
+      });
   app.add_option("--durability", durability_s, "scratch|persistent")->capture_default_str()
       ->check(CLI::IsMember({"scratch", "persistent"}));
   app.add_option("--layout", layout_s, "file|log: mlbs's directory tiers, a file per snapshot or one "
@@ -420,6 +431,7 @@ int main(int argc, char** argv) {
     o.dram_bytes = mlbs::parse_size(dram_s, "--dram");
     o.order = order_s == "fifo" ? ReadOrder::fifo : ReadOrder::lifo;
     o.compute = compute_s != "none";
+    o.helper_core = helper_core_s == "auto" ? -1 : helper_core_s == "none" ? -2 : std::stoi(helper_core_s);
     o.durability = durability_s == "persistent" ? mlbs::Durability::persistent : mlbs::Durability::scratch;
     o.layout = mlbs::parse_layout(layout_s, "--layout");
     o.reader_retention = mlbs::parse_reader_retention(retention_s, "--reader-retention");

@@ -255,6 +255,7 @@ class MlbsMode final : public Mode {
     }
     m.extra = {{"schedule", mlbs::to_string(cfg.schedule.kind)},
                {"helper_threads", cfg.helper_threads},
+               {"helper_cores", st.helper_cores},
                {"writes", st.writes},
                {"reads", st.reads},
                {"write_stalls", st.write_stalls},
@@ -766,6 +767,7 @@ mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs
   cfg.durability = o.durability;
   cfg.layout = o.layout;
   cfg.helper_threads = o.helper_threads;
+  cfg.helper_core = o.helper_core;
   cfg.copy_ahead = !o.no_copy_ahead;
   if (!writebehind) {
     cfg.reader_retention = o.reader_retention;

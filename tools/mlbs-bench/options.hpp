@@ -40,6 +40,8 @@ struct Options {
   /// The baselines write files in the slow dir whatever the kind.
   std::string slow_kind = "directory";
   unsigned helper_threads = 2;
+  /// --helper-core: the mlbs modes' Config::helper_core (-1 auto, -2 none, or a core).
+  int helper_core = -1;
   mlbs::Durability durability = mlbs::Durability::scratch;
   mlbs::Layout layout = mlbs::Layout::file_per_record;  ///< mlbs's directory tiers (--layout)
   /// The mlbs modes' Config::reader_retention (--reader-retention): what the
