@@ -324,8 +324,9 @@ int main(int argc, char** argv) {
   app.get_formatter()->column_width(34);
 
   std::string workloads_s = "micro", modes_s, grid_s = "16MiB", dram_s = "64MiB", fast_s, slow_s, slow_bw_s,
-              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch", helper_core_s = "auto", layout_s = "file", check_s,
-              slow_kind_s = "directory", retention_s = "none", codec_when_s = "needed";
+              fast_bw_s, sweep_s, order_s = "lifo", compute_s = "stencil", durability_s = "scratch",
+              helper_core_s = "auto", layout_s = "file", check_s, slow_kind_s = "directory", retention_s = "none",
+              codec_when_s = "needed";
   Options o;
   unsigned io_ratio = 2;
   app.add_option("--workload", workloads_s, "micro|rtm|writeonly|readafterwrite, comma list")->capture_default_str();
@@ -372,7 +373,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 64u));
   app.add_option("--helper-core", helper_core_s,
                  "auto|none|N: where mlbs pins its helpers (Config::helper_core; auto = the cores the "
-                 "OpenMP threads leave free, else the last)")
+                 "OpenMP threads leave free, unpinned when they leave none)")
       ->capture_default_str()
       ->check([](const std::string& v) -> std::string {
         if (v == "auto" || v == "none") return {};
