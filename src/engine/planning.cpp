@@ -137,7 +137,7 @@ void Engine::refresh_placement() {
   const std::uint64_t streams =
       policies::write_streams(budget, last_write_bytes_, limits.file_rates, limits.file_bytes, newest_first(), persistent());
   limits.dram_bytes = policies::dram_limit(budget, pending_bytes_, policies::write_headroom(last_write_bytes_, coming),
-                                           policies::held_bytes(ranked_), streams);
+                                           policies::held_bytes(ranked_), streams, !newest_first());
   if (newest_first()) limits.lookahead_bytes = budget;
   // Records only in DRAM that their store's codec will encode on the way
   // down are planned at the share its frames took lately (codec/share.hpp).

@@ -409,7 +409,7 @@ class Model {
     const std::uint64_t streams =
         pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, limits.file_bytes, newest_first, m_.persistent);
     limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(last_write_, coming),
-                                        pol::held_bytes(ranked_), streams);
+                                        pol::held_bytes(ranked_), streams, !newest_first);
     if (newest_first) limits.lookahead_bytes = m_.dram_bytes;
     // As the engine: a record not encoded yet is planned at the frame it will make.
     for (Record* r : ranked_)

@@ -1087,6 +1087,16 @@ TEST(Pass, DramKeepsRoomForTwoWritesOnlyWhileWritesSpill) {
   EXPECT_EQ(held_bytes(ranked), 3 * mlbs::detail::round_up_block(kRec - 100));
 }
 
+// A known schedule spills from the write that fills DRAM with the records held and the next write's room: the
+// second write's room comes one write sooner than LIFO without its count gets it.
+TEST(Pass, AKnownOrderSpillsFromTheWriteThatFillsDram) {
+  const std::uint64_t budget = 8 * kRec;
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 7 * kRec, 1, false), 7 * kRec) << "newest first: not spilling yet";
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 7 * kRec, 1, true), 6 * kRec) << "known order: room for two writes now";
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 6 * kRec, 1, true), 7 * kRec) << "room to spare: one write's room";
+  EXPECT_EQ(dram_limit(3 * kRec, 0, kRec, 2 * kRec, 1, true), 2 * kRec) << "a small budget keeps every slot it can";
+}
+
 // LIFO without the count: one write streams down per tier that joins spreading, at most one per DRAM slot;
 // a persistent run, one file tier or an unknown rate keep the single write's room.
 TEST(Pass, NewestFirstWritesStreamDownToEveryTierThatJoins) {

@@ -16,9 +16,10 @@ std::uint64_t dram_footprint(const catalog::Record& r) {
 }
 
 std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std::uint64_t last_write_bytes,
-                         std::uint64_t held_bytes, std::uint64_t streams) {
+                         std::uint64_t held_bytes, std::uint64_t streams, bool known_order) {
   std::uint64_t headroom = std::max(pending_bytes, last_write_bytes);
-  if (last_write_bytes && held_bytes + headroom > budget) {
+  const std::uint64_t wanted = held_bytes + headroom;
+  if (last_write_bytes && (wanted > budget || (known_order && wanted == budget))) {
     // Writes that spill: with room for one write, each waits until the record
     // leaving DRAM is copied down, and the tier idles while the application
     // copies the next one in. Room for two lets the copies overlap.
