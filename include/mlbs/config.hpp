@@ -197,6 +197,8 @@ MLBS_API std::string format_tier_spec(const std::vector<Tier>& tiers);
 MLBS_API std::uint64_t parse_size(std::string_view text, const std::string& field = "size");
 /// "lifo", "fifo", "unknown", "3,1,2" (explicit order) -> Schedule.
 MLBS_API Schedule parse_schedule(std::string_view text, const std::string& field = "schedule");
+/// "auto" (-1), "none" (-2) or a core number -> Config::helper_core; throws ConfigError naming `field`.
+MLBS_API int parse_helper_core(std::string_view text, const std::string& field = "helper_core");
 MLBS_API std::string to_string(Schedule::Kind kind);
 MLBS_API std::string to_string(Durability d);
 /// "auto", "io_uring", "pread".

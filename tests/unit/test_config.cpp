@@ -608,6 +608,9 @@ TEST(ConfigToml, ReadsSpecStringAndExplicitSchedule) {
   EXPECT_EQ(cfg.schedule.order, (std::vector<std::uint64_t>{3, 1, 2}));
   EXPECT_EQ(cfg.helper_core, -1);
   EXPECT_EQ(Config::from_toml("helper_core = \"none\"").helper_core, -2);
+  EXPECT_EQ(mlbs::parse_helper_core("auto"), -1);
+  EXPECT_EQ(mlbs::parse_helper_core(" 3 "), 3);
+  EXPECT_EQ(config_error([] { mlbs::parse_helper_core("1x", "--helper-core"); }).field(), "--helper-core");
   EXPECT_EQ(cfg.io_chunk_bytes, MiB);
   EXPECT_EQ(Config::from_toml("schedule = []").schedule.kind, Schedule::Kind::explicit_order);
   EXPECT_EQ(Config::from_toml("schedule = \"5,4\"").schedule.order, (std::vector<std::uint64_t>{5, 4}));

@@ -12,7 +12,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -374,13 +373,7 @@ int main(int argc, char** argv) {
   app.add_option("--helper-core", helper_core_s,
                  "auto|none|N: where mlbs pins its helpers (Config::helper_core; auto = the cores the "
                  "OpenMP threads leave free, unpinned when they leave none)")
-      ->capture_default_str()
-      ->check([](const std::string& v) -> std::string {
-        if (v == "auto" || v == "none") return {};
-        char* end = nullptr;
-        const long c = std::strtol(v.c_str(), &end, 10);
-        return !v.empty() && *end == '\0' && c >= 0 && c < 4096 ? "" : "expected auto, none or a core number";
-      });
+      ->capture_default_str();
   app.add_option("--durability", durability_s, "scratch|persistent")->capture_default_str()
       ->check(CLI::IsMember({"scratch", "persistent"}));
   app.add_option("--layout", layout_s, "file|log: mlbs's directory tiers, a file per snapshot or one "
@@ -432,7 +425,7 @@ int main(int argc, char** argv) {
     o.dram_bytes = mlbs::parse_size(dram_s, "--dram");
     o.order = order_s == "fifo" ? ReadOrder::fifo : ReadOrder::lifo;
     o.compute = compute_s != "none";
-    o.helper_core = helper_core_s == "auto" ? -1 : helper_core_s == "none" ? -2 : std::stoi(helper_core_s);
+    o.helper_core = mlbs::parse_helper_core(helper_core_s, "--helper-core");
     o.durability = durability_s == "persistent" ? mlbs::Durability::persistent : mlbs::Durability::scratch;
     o.layout = mlbs::parse_layout(layout_s, "--layout");
     o.reader_retention = mlbs::parse_reader_retention(retention_s, "--reader-retention");

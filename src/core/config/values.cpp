@@ -213,6 +213,10 @@ Schedule parse_schedule(std::string_view text, const std::string& field) {
   return parse_schedule_at(text, Where{field});
 }
 
+int parse_helper_core(std::string_view text, const std::string& field) {
+  return parse_helper_core_at(text, Where{field});
+}
+
 std::string to_string(Schedule::Kind kind) {
   switch (kind) {
     case Schedule::Kind::fifo: return "fifo";
