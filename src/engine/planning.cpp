@@ -139,6 +139,7 @@ void Engine::refresh_placement() {
   limits.dram_bytes = policies::dram_limit(budget, pending_bytes_, policies::write_headroom(last_write_bytes_, coming),
                                            policies::held_bytes(ranked_), streams, !newest_first());
   if (newest_first()) limits.lookahead_bytes = budget;
+  limits.bottleneck_first = policies::bottleneck_first(schedule_.kind, budget, last_write_bytes_, persistent());
   // Records only in DRAM that their store's codec will encode on the way
   // down are planned at the share its frames took lately (codec/share.hpp).
   const bool codec_wanted = codec::wanted(cfg_.codec_when, need_);

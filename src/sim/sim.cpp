@@ -411,6 +411,7 @@ class Model {
     limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(last_write_, coming),
                                         pol::held_bytes(ranked_), streams, !newest_first);
     if (newest_first) limits.lookahead_bytes = m_.dram_bytes;
+    limits.bottleneck_first = pol::bottleneck_first(w_.schedule, m_.dram_bytes, last_write_, m_.persistent);
     // As the engine: a record not encoded yet is planned at the frame it will make.
     for (Record* r : ranked_)
       r->expect = m_.codec_ratio > 1.0 && r->copies == bit(0)

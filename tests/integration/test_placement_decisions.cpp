@@ -163,6 +163,28 @@ TEST(PlacementDecisions, FifoKeepsOldestHigh) {
   }
 }
 
+// FIFO over the same tiers with their bandwidths configured, the slow one 10x slower: the slow tier, which
+// the run will need, starts before the fast one is full (bottleneck first, policies::place()): record 2 or
+// 3, among the first to leave DRAM, goes there, not only the newest (without the rates the fast tier takes
+// 2-5, as above). DRAM keeps the oldest two; every record has one file copy and reads back exact.
+TEST(PlacementDecisions, FifoStartsTheSlowTierBeforeTheFastOneIsFull) {
+  TempDir dir;
+  mlbs::Config cfg = cfg_for(dir, mlbs::Schedule::fifo());
+  cfg.tiers[1].bandwidth_bytes_per_s = 1024ull << 20;
+  cfg.tiers[2].bandwidth_bytes_per_s = 100ull << 20;
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  write_n(u, 12);
+  u.flush();
+  for (std::uint64_t id : {0, 1}) EXPECT_TRUE(in(u.info(id), 0)) << id;
+  EXPECT_TRUE(in(u.info(2), 2) || in(u.info(3), 2)) << "the slow tier waited for the fast one to fill";
+  for (std::uint64_t id = 0; id < 12; ++id) EXPECT_NE(in(u.info(id), 1), in(u.info(id), 2)) << id;
+  for (std::uint64_t id = 0; id < 12; ++id) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+}
+
 // Reading refills the pipeline: DRAM from the file tiers, soonest first, and
 // the fast tier stays full (room freed there goes to the records below, also
 // the room of records DRAM holds); a flush still leaves every record its file

@@ -425,6 +425,41 @@ TEST(Placement, AnIdleTierTakesTheNextDrainWhileWritesComeDown) {
   EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 1);
 }
 
+// FIFO while writes come down over tiers of known rates, a bounded tier above an unlimited last one 10x
+// slower (bottleneck first): the soonest record without a place takes the last tier when no drain is under
+// way there and it holds less than the run forces through it (taken to go on as long again); the next
+// takes the fastest with room. Not while a record is arriving there, not when it holds that much already,
+// not for a run too short to outgrow DRAM and the tier above, not once reads begin, not without rates, and
+// not without the rule.
+TEST(Placement, FifoStartsTheLastTierBelowABoundedOne) {
+  const std::vector<std::uint64_t> caps = {0, 300, 0};
+  const std::vector<double> rates = {0, 1000, 100};  // tier 2 stays out of the spreading
+  auto drains = [&](const std::vector<PlacementItem>& items, bool moves_up = false, bool rule = true,
+                    bool known_rates = true) {
+    const Placement p = place(items, 600, caps, moves_up, known_rates ? rates : std::vector<double>{}, 0, rule);
+    return std::vector<int>(p.dir_tier.end() - 2, p.dir_tier.end());
+  };
+  const std::vector<PlacementItem> ranked = uniform(8, 100);  // DRAM holds 0-5; 6 and 7 leave
+  EXPECT_EQ(drains(ranked), (std::vector<int>{2, 1})) << "forced 2 x 800 - 600 - 300 = 700 bytes";
+  EXPECT_EQ(drains(ranked, false, false), (std::vector<int>{1, 1}));
+  EXPECT_EQ(drains(ranked, true), (std::vector<int>{1, 1}));
+  EXPECT_EQ(drains(ranked, false, true, false), (std::vector<int>{1, 1})) << "no rates";
+  std::vector<PlacementItem> busy = ranked;
+  busy[6].arriving = 2;
+  EXPECT_EQ(drains(busy), (std::vector<int>{2, 1})) << "the record arriving keeps its tier";
+  busy[6].arriving = -1;
+  busy[7].arriving = 2;
+  EXPECT_EQ(drains(busy), (std::vector<int>{1, 2})) << "one drain at a time into the last tier";
+  std::vector<PlacementItem> owed = ranked;  // forced: 700 bytes
+  for (std::size_t i = 0; i < 6; ++i) owed[i].file_copy = 2;  // DRAM's, with copies there too
+  EXPECT_EQ(drains(owed).front(), 2) << "600 held, room for one more";
+  owed[7].file_copy = 2;
+  EXPECT_EQ(drains(owed).front(), 1) << "700 held: the rule stops";
+  const std::vector<std::uint64_t> roomy = {0, 1000, 0};
+  EXPECT_EQ(place(uniform(8, 100), 600, roomy, false, rates, 0, true).dir_tier[6], 1)
+      << "forced 1600 - 600 - 1000 = 0: the run may fit";
+}
+
 // Reads under way over unlimited tiers 5:1 apart, DRAM for two: the slower tier's soonest record takes a
 // slot beside the next record when fewer than five come before it (its fetch must start that far ahead);
 // not once five come before it, nor with a bounded tier (the two next records then).

@@ -306,6 +306,20 @@ TEST(Sim, AnIdleTierTakesTheNextDrainFromTheFirstWriteOn) {
   EXPECT_LT(r.wall_s, 1.03 * r.bound_s);
 }
 
+// FIFO, DRAM for 8 of 32 records above a tier bounded at 8 and an unlimited one 5x slower, compute as
+// long as the least I/O: the slower tier, which capacity forces 16 records through, takes every second
+// record to leave DRAM from the second on, instead of the newest once the fast tier is full (its first
+// drain at 0.60 s, writes blocked 0.61 s, 1.28x the bound; now 0.32 s, 0.34 s, 1.16x).
+TEST(Sim, FifoStartsTheSlowTierWithTheFirstRecordsBelowABoundedOne) {
+  const Result r = sweep_point("fifo/t2/n32/s8/fs0.25/bw5/f1.0");
+  double first_slow = 1e9;
+  for (const Span& s : r.timeline)
+    if (s.src == 0 && s.dst == 2) first_slow = std::min(first_slow, s.start_s);
+  EXPECT_LT(first_slow, 0.4);
+  EXPECT_LT(r.write_blocked_s, 0.45);
+  EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
+}
+
 // LIFO without the count, DRAM for two of 32 records over two unlimited tiers 2:1 apart, compute as long
 // as the least I/O: once reads begin, the slower tier's next record takes a slot as soon as it is within
 // two records, rather than once it is next but one, so its fetch overlaps the faster tier's and the reads
@@ -410,8 +424,8 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.016,
-// p90 1.246, max 1.86, 479 points above 1.05x); the target of 1.05x at every
+// the policies measured when last changed (docs/simulator.md: median 1.015,
+// p90 1.241, max 1.86, 471 points above 1.05x); the target of 1.05x at every
 // point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepSummary s = sweep().ratio;
@@ -424,7 +438,7 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   EXPECT_LT(s.median, 1.04);
   EXPECT_LT(s.p90, 1.30);
   EXPECT_LT(s.max, 2.0);
-  EXPECT_LT(s.above, 500u);
+  EXPECT_LT(s.above, 480u);
 }
 
 // LIFO told how many records come ("lifo:N"): the records written go where they will end and the

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/records.hpp"
+#include "mlbs/config.hpp"
 
 namespace mlbs::engine::policies {
 
@@ -31,7 +32,21 @@ struct Limits {
   /// records written (write_streams()), DRAM's whole budget: what
   /// prefetching fills once reads begin, not what the writes' room leaves.
   std::uint64_t lookahead_bytes = 0;
+  /// The last file tier starts with the first records to leave DRAM when
+  /// a bounded tier is above it (place(), bottleneck_first()).
+  bool bottleneck_first = false;
 };
+
+/// Whether placement starts the last file tier at once (place()'s
+/// `bottleneck_first`): FIFO, scratch mode, while writes come and DRAM
+/// keeps room for two of them (`budget` of kDoubleBufferSlots writes or
+/// more). A drain to the slowest tier holds its DRAM slot for that tier's
+/// whole copy; with room for one write the writer then waits for it (DRAM
+/// for two records: up to 2x slower in mlbs-sim's sweep). LIFO without its
+/// count reads the records the last tier would take early last anyway, and
+/// `lifo:N` and explicit orders place those records there already (with
+/// the rule, 47 of their sweep points were worse by up to 0.38, 24 better).
+bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent);
 
 /// DRAM budgets of at least this many writes keep room for two of them
 /// while writes spill (dram_limit); smaller ones keep every slot they can.

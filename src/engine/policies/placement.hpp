@@ -101,9 +101,24 @@ struct Placement {
 /// move up only into bounded tiers. Without rates: the fastest tier with
 /// room. `lookahead_bytes` (0: `mem_capacity`) is the DRAM that test counts
 /// on (joins_spread()).
+///
+/// With `bottleneck_first` (FIFO with room in DRAM for two writes:
+/// pass.hpp's bottleneck_first()) while writes come down over a bounded
+/// file tier above the last: when no record is arriving at the last tier
+/// and the records it holds fall short of what the run will force through
+/// it (the run taken to go on as long again), the soonest record without a
+/// place takes the last tier, whatever the room above. Placement by rank
+/// alone sends FIFO's newest records there, so the tier capacity forces
+/// traffic through, and the physical bound keeps busy from the first write
+/// to the last read, idles until the tiers above are full and then holds
+/// every write up; started at once, it takes a record every few writes and
+/// reads them back in the order they were written, behind the reads of
+/// those DRAM and the faster tiers hold (Cao et al.'s first opportunity,
+/// for the bottleneck).
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
-                const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0);
+                const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
+                bool bottleneck_first = false);
 
 /// Placement spreads over the file tiers of `tier_rate` (index 0 unused):
 /// there are two or more and every rate is known.
