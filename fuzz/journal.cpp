@@ -134,7 +134,10 @@ std::vector<Slot> build(const fs::path& path, FuzzedDataProvider& in) {
       slots.push_back({Slot::raw, {}});
     } else {
       JournalEntry e;
-      const auto op = in.ConsumeBool() ? in.ConsumeIntegralInRange<std::uint8_t>(1, 2) : in.ConsumeIntegral<std::uint8_t>();
+      auto op = in.ConsumeBool() ? in.ConsumeIntegralInRange<std::uint8_t>(1, 2) : in.ConsumeIntegral<std::uint8_t>();
+      // 3 marks a framed put's first slot (journal v2), which decodes and
+      // joins the put after it: not a bad op, and no entry of its own.
+      if (op == 3) op = 0;
       e.op = static_cast<JournalEntry::Op>(op);
       e.id = in.ConsumeBool() ? in.ConsumeIntegralInRange<std::uint64_t>(0, 7) : in.ConsumeIntegral<std::uint64_t>();
       e.generation =

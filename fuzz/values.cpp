@@ -1,10 +1,12 @@
 // Fuzzes the small value parsers of the public configuration API with the
-// same text: parse_size, parse_schedule, parse_layout, parse_io_backend
-// (src/core/config.cpp). Contract checked: only ConfigError escapes, naming
-// the field it was given; what parses is a fixed point of the trimming and of
-// the printers: a size re-parses from its decimal form and, within rounding,
-// from format_bytes; an explicit schedule from its ids joined by ','; a
-// schedule kind, a layout and an I/O backend from their to_string.
+// same text: parse_size, parse_schedule, parse_layout, parse_io_backend,
+// parse_helper_core (src/core/config/values.cpp). Contract checked: only
+// ConfigError escapes, naming the field it was given; what parses is a fixed
+// point of the trimming and of the printers: a size re-parses from its
+// decimal form and, within rounding, from format_bytes; an explicit schedule
+// from its ids joined by ','; a schedule kind, a layout and an I/O backend
+// from their to_string; a helper core (auto -1, none -2 or a core >= 0)
+// from its name or decimal form.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -63,6 +65,17 @@ void check_schedule(std::string_view text) {
         "parse_schedule does not read back the ids of an explicit schedule");
 }
 
+void check_helper_core(std::string_view text) {
+  const auto parse = [](std::string_view t, const std::string& f) { return mlbs::parse_helper_core(t, f); };
+  const auto core = parse_or_error("parse_helper_core", text, "helper_core", parse);
+  if (!core) return;
+  check(*core >= -2, "parse_helper_core accepts a core below none (-2)");
+  check(mlbs::parse_helper_core(" " + std::string(text) + "\t") == *core,
+        "parse_helper_core is not blind to surrounding space");
+  const std::string printed = *core == -1 ? "auto" : *core == -2 ? "none" : std::to_string(*core);
+  check(mlbs::parse_helper_core(printed) == *core, "parse_helper_core does not read back its value's name");
+}
+
 template <class Parse>
 void check_enum(std::string_view what, std::string_view text, const std::string& field, Parse&& parse) {
   const auto value = parse_or_error(what, text, field, parse);
@@ -75,6 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text = as_text(data, size);
   check_size(text);
   check_schedule(text);
+  check_helper_core(text);
   check_enum("parse_layout", text, "layout",
              [](std::string_view t, const std::string& f) { return mlbs::parse_layout(t, f); });
   check_enum("parse_io_backend", text, "io_backend",

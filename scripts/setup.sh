@@ -30,8 +30,12 @@ packages=(
 )
 if ((fuzz)); then
   packages+=(
-    clang            # the fuzz build's compiler: libFuzzer is clang's (-fsanitize=fuzzer)
-    libclang-rt-dev  # clang's runtime libraries: libFuzzer, ASan and UBSan (libclang_rt.*)
+    # The fuzz build's compiler: libFuzzer is clang's (-fsanitize=fuzzer).
+    # Debian 12's default clang (14) rejects libstdc++ 12's std::views over
+    # our catalog; 16 compiles them.
+    clang-16
+    libclang-rt-16-dev  # its runtime libraries: libFuzzer, ASan and UBSan (libclang_rt.*)
+    libomp-16-dev       # its OpenMP, which zfp's CMake package looks for
   )
 fi
 
