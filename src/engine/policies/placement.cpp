@@ -16,9 +16,9 @@ namespace {
 // many records will come: the run is taken to go on as long again as it
 // has so far (as LIFO without its count, guessed_to_come()). With no limit
 // on what it sends, the rule cost runs that fit in DRAM and the fast tier
-// up to 9% in mlbs-sim (records the fast tier had room for came back
-// from the slow one); the guess keeps that to 3%, and all but 4 of the sweep's
-// 39 points the unlimited rule gains.
+// up to 9% in mlbs-sim (records the fast tier had room for came back from
+// the slow one); the guess keeps that to 3%, and 35 of the 39 sweep points
+// the unlimited rule gained.
 bool last_tier_starts(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                       const std::vector<std::uint64_t>& tier_capacity) {
   if (tier_capacity.size() < 3) return false;  // a bounded tier above the last

@@ -107,14 +107,14 @@ struct Placement {
 /// file tier above the last: when no record is arriving at the last tier
 /// and the records it holds fall short of what the run will force through
 /// it (the run taken to go on as long again), the soonest record without a
-/// place takes the last tier, whatever the room above. Placement by rank
-/// alone sends FIFO's newest records there, so the tier capacity forces
-/// traffic through, and the physical bound keeps busy from the first write
-/// to the last read, idles until the tiers above are full and then holds
-/// every write up; started at once, it takes a record every few writes and
-/// reads them back in the order they were written, behind the reads of
-/// those DRAM and the faster tiers hold (Cao et al.'s first opportunity,
-/// for the bottleneck).
+/// place takes the last tier, whatever the room above. By rank alone FIFO's
+/// newest records go there: the tier that capacity forces traffic through,
+/// which the physical bound keeps busy from the first write to the last
+/// read, idled until the tiers above were full and then held every write
+/// up. Started at once, it takes a record every few writes and reads them
+/// back in the order they were written, behind the reads of those DRAM and
+/// the faster tiers hold (Cao et al.'s first opportunity, for the
+/// bottleneck).
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
