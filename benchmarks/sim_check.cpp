@@ -7,7 +7,7 @@
 // both walls and their ratio; exits 1 when the model is off by more than --tolerance
 // (default 10%), 77 (skipped) under a sanitizer, whose overhead the model
 // does not know. --schedule picks the read order and what the planner is
-// told: lifo (default), lifo:N (the record count), fifo, or revolve (a
+// told: lifo (default), lifo:N (the record count), fifo, fifo:N, or revolve (a
 // revolve-like explicit order, sim::revolve_like_order: groups of 4, newest
 // group first, each group's head read before and after the rest); --helpers
 // the helper threads (default 2), for the runtime and the model. --machine
@@ -62,7 +62,7 @@ struct Setup {
   std::uint64_t record_bytes = 8 * kMiB;
   MachineSpec m = kMachines[0];
   unsigned helpers = 2;
-  std::string schedule = "lifo";  ///< lifo, lifo:N, fifo or revolve
+  std::string schedule = "lifo";  ///< lifo, lifo:N, fifo, fifo:N or revolve
   /// The application's copy into a slot (and hash), bytes/s, as the real
   /// runs measured it (Stats::copy_ns): the model's copy_bytes_per_s.
   double copy_bw = 16e9;
@@ -88,9 +88,9 @@ Order order_for(const Setup& s) {
     o.schedule = mlbs::Schedule::explicit_order(o.ids);
     return o;
   }
-  if (s.schedule == "fifo") {
+  if (s.schedule == "fifo" || s.schedule == "fifo:N") {
     for (std::uint32_t i = 0; i < n; ++i) o.ids.push_back(i);
-    o.schedule = mlbs::Schedule::fifo();
+    o.schedule = mlbs::Schedule::fifo(s.schedule == "fifo:N" ? n : 0);
     return o;
   }
   for (std::uint32_t i = n; i-- > 0;) o.ids.push_back(i);
@@ -191,8 +191,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   s.m = *row;
-  if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve" && s.schedule != "fifo") {
-    std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N, fifo or revolve, not '%s'\n",
+  if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve" && s.schedule != "fifo" &&
+      s.schedule != "fifo:N") {
+    std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N, fifo, fifo:N or revolve, not '%s'\n",
                  s.schedule.c_str());
     return 2;
   }

@@ -4,7 +4,7 @@
 // then the median, p90, max and the points above 1.05x. Run it with the
 // build before and after a change to the policies and compare the two
 // outputs (benchmarks/sweep_compare.py). --only KEY prints one point with
-// its tiers' totals and its timeline; --hint tells LIFO the record count.
+// its tiers' totals and its timeline; --hint tells LIFO and FIFO the record count.
 #include <cstdio>
 #include <string>
 #include <utility>

@@ -136,7 +136,7 @@ module mlbs
 contains
 
   !> A runtime from a tier spec ("mem:2GiB,dir:/nvme:64GiB,dir:/pfs"), a
-  !> schedule ("lifo", "fifo", "unknown" or "3,1,2") and a durability
+  !> schedule ("lifo", "fifo", "lifo:N", "fifo:N", "unknown" or "3,1,2") and a durability
   !> (MLBS_SCRATCH or MLBS_PERSISTENT); absent arguments keep the defaults.
   subroutine mlbs_open(rt, stat, tiers, schedule, durability, errmsg)
     type(mlbs_runtime), intent(out) :: rt

@@ -93,14 +93,16 @@ struct MLBS_API Schedule {
   /// down, those not written yet are the records to come, as with
   /// expected_records (docs/architecture.md, "Placement").
   std::vector<std::uint64_t> order;
-  /// lifo: a hint of how many records each store will hold when its writes
-  /// end ("lifo:N"); 0 = not known. Placement then reserves DRAM and the fast
-  /// tiers for the records still to come, so the first records go straight
-  /// to the tier they will end on and the slowest tier works from the start
-  /// (docs/architecture.md, "Placement"). A wrong hint costs only speed.
+  /// lifo and fifo: a hint of how many records each store will hold when
+  /// its writes end ("lifo:N", "fifo:N"); 0 = not known. LIFO then reserves
+  /// DRAM and the fast tiers for the records still to come, so the first
+  /// records go straight to the tier they will end on; FIFO starts the last
+  /// tier below a bounded one with what the run will truly force through it,
+  /// not a guess (docs/architecture.md, "Placement"). A wrong hint costs
+  /// only speed.
   std::uint64_t expected_records = 0;
 
-  static Schedule fifo() { return {Kind::fifo, {}}; }
+  static Schedule fifo(std::uint64_t expected_records = 0) { return {Kind::fifo, {}, expected_records}; }
   static Schedule lifo(std::uint64_t expected_records = 0) { return {Kind::lifo, {}, expected_records}; }
   static Schedule explicit_order(std::vector<std::uint64_t> ids) {
     return {Kind::explicit_order, std::move(ids)};

@@ -31,7 +31,7 @@ typedef struct mlbs_stats {
 } mlbs_stats_t;
 
 /* Runtime from a tier spec ("mem:2GiB,dir:/nvme:64GiB,dir:/pfs"), a schedule
- * ("lifo", "fifo", "unknown" or "3,1,2") and a durability. NULL tiers or
+ * ("lifo", "fifo", "lifo:N", "fifo:N", "unknown" or "3,1,2") and a durability. NULL tiers or
  * schedule keep the defaults. */
 MLBS_API int mlbs_runtime_create(const char* tiers, const char* schedule, mlbs_durability_t durability,
                                  mlbs_runtime_t** out);

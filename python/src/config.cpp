@@ -59,7 +59,7 @@ Schedule to_schedule(nb::handle v) {
   try {
     for (nb::handle id : v) order.push_back(nb::cast<std::uint64_t>(id));
   } catch (const std::exception&) {
-    throw ConfigError("schedule", "expected \"fifo\", \"lifo\", \"lifo:N\", \"unknown\" or a list of ids, got " +
+    throw ConfigError("schedule", "expected \"fifo\", \"fifo:N\", \"lifo\", \"lifo:N\", \"unknown\" or a list of ids, got " +
                                       std::string(nb::str(nb::repr(v)).c_str()));
   }
   if (order.empty()) throw ConfigError("schedule", "an explicit order needs at least one id");
@@ -69,7 +69,7 @@ Schedule to_schedule(nb::handle v) {
 nb::object from_schedule(const Schedule& s) {
   if (s.kind == Schedule::Kind::explicit_order) return nb::cast(s.order);
   std::string text = to_string(s.kind);
-  if (s.kind == Schedule::Kind::lifo && s.expected_records) text += ":" + std::to_string(s.expected_records);
+  if (s.expected_records) text += ":" + std::to_string(s.expected_records);  // lifo:N, fifo:N
   return nb::str(text.c_str());
 }
 
@@ -237,7 +237,8 @@ void bind_config(nb::module_& m) {
                    [](Config& c, nb::handle v) { c.tiers = to_tiers(v); }, "A spec string or a list of Tier.")
       .def_prop_rw("schedule", [](const Config& c) { return from_schedule(c.schedule); },
                    [](Config& c, nb::handle v) { c.schedule = to_schedule(v); },
-                   "\"fifo\", \"lifo\", \"lifo:N\" (N records expected), \"unknown\" or a list of ids.")
+                   "\"fifo\", \"lifo\", \"fifo:N\" or \"lifo:N\" (N records expected), \"unknown\" or a list "
+                   "of ids.")
       .def_prop_rw("durability", [](const Config& c) { return to_string(c.durability); },
                    [](Config& c, const std::string& v) { c.durability = to_durability(v); },
                    "\"scratch\" or \"persistent\".")

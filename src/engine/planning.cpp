@@ -140,6 +140,15 @@ void Engine::refresh_placement() {
                                            policies::held_bytes(ranked_), streams, !newest_first());
   if (newest_first()) limits.lookahead_bytes = budget;
   limits.bottleneck_first = policies::bottleneck_first(schedule_.kind, budget, last_write_bytes_, persistent());
+  if (limits.bottleneck_first && schedule_.expected_records) {  // fifo:N
+    std::uint64_t to_come = 0;
+    for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {
+      if (!catalog_.store(s).open) continue;
+      const auto held = static_cast<std::uint64_t>(std::ranges::distance(catalog_.records_in(s)));
+      to_come += policies::bytes_to_come(schedule_.expected_records, held, last_write_bytes_);
+    }
+    limits.to_come_bytes = to_come;
+  }
   // Records only in DRAM that their store's codec will encode on the way
   // down are planned at the share its frames took lately (codec/share.hpp).
   const bool codec_wanted = codec::wanted(cfg_.codec_when, need_);

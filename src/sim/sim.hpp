@@ -65,8 +65,8 @@ struct Workload {
   /// explicit_order: ids in read order (an id may repeat); lifo and fifo
   /// read every record once, newest or oldest first.
   std::vector<std::uint64_t> order;
-  /// lifo: the planner is told how many records will come
-  /// (Schedule::expected_records, "lifo:N"). An explicit order always tells
+  /// lifo and fifo: the planner is told how many records will come
+  /// (Schedule::expected_records, "lifo:N", "fifo:N"). An explicit order always tells
   /// (its ids not written yet, Engine::coming_records()).
   bool hint_records = false;
 };

@@ -28,8 +28,8 @@ struct SweepPoint {
 /// slower than the one above, the fastest at 1 GiB/s; 8, 32 and 96 records
 /// of 16 MiB; DRAM for 2 or 8 of them; the tiers above the last holding a
 /// quarter of the data each, or unlimited; compute per call 0, 0.5, 1 and 2
-/// times the least I/O time over the calls. `hint`: LIFO is told the record
-/// count. Runs the model once per point to size its compute. A non-empty
+/// times the least I/O time over the calls. `hint`: LIFO and FIFO are told
+/// the record count. Runs the model once per point to size its compute. A non-empty
 /// `only` keeps the point of that key alone.
 std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds = {Schedule::Kind::lifo,
                                                                           Schedule::Kind::fifo,

@@ -185,6 +185,30 @@ TEST(PlacementDecisions, FifoStartsTheSlowTierBeforeTheFastOneIsFull) {
   }
 }
 
+// As above with a fast tier for 8 records and 16 to come: told the count (fifo:16), the slow tier starts with
+// record 2 or 3, since 16 - 4 - 8 records will have to go through it; without it the run is taken to go on
+// as long again as it has so far, which does not outgrow DRAM and the fast tier until 7 are written, and
+// record 2, the first to leave DRAM, goes to the fast tier. Every record reads back exact.
+TEST(PlacementDecisions, FifoWithTheCountStartsTheSlowTierByWhatIsToCome) {
+  for (const std::uint64_t count : {16, 0}) {
+    TempDir dir;
+    mlbs::Config cfg = cfg_for(dir, mlbs::Schedule::fifo(count));
+    cfg.tiers[1] = mlbs::Tier::directory(dir / "fast", 8 * kRec);
+    cfg.tiers[1].bandwidth_bytes_per_s = 1024ull << 20;
+    cfg.tiers[2].bandwidth_bytes_per_s = 100ull << 20;
+    mlbs::Runtime rt(cfg);
+    mlbs::Store<float> u(rt, "u", kElems);
+    write_n(u, 16);
+    u.flush();
+    if (count) EXPECT_TRUE(in(u.info(2), 2) || in(u.info(3), 2)) << "fifo:16: the slow tier waited";
+    else EXPECT_TRUE(in(u.info(2), 1)) << "fifo: the slow tier started on a guess that the run outgrows the fast one";
+    for (std::uint64_t id = 0; id < 16; ++id) {
+      u.read(id);
+      EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+    }
+  }
+}
+
 // Reading refills the pipeline: DRAM from the file tiers, soonest first, and
 // the fast tier stays full (room freed there goes to the records below, also
 // the room of records DRAM holds); a flush still leaves every record its file

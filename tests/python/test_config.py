@@ -37,8 +37,9 @@ def test_tiers_from_objects_and_mixed_lists():
 
 
 def test_schedules_as_names_hints_and_explicit_orders():
-    """schedule is a name, lifo:N, or a list of ids (a revolve order), and reads back the same."""
+    """schedule is a name, lifo:N or fifo:N, or a list of ids (a revolve order), and reads back the same."""
     assert mlbs.Config(schedule="lifo:40").schedule == "lifo:40"
+    assert mlbs.Config(schedule="fifo:12").schedule == "fifo:12"
     assert mlbs.Config(schedule=[3, 1, 2, 1]).schedule == [3, 1, 2, 1]
     assert mlbs.Config(schedule="unknown").schedule == "unknown"
 

@@ -308,7 +308,7 @@ TEST(ConfigSchedule, ParsesNamesAndExplicitOrder) {
   EXPECT_EQ(s.kind, Schedule::Kind::explicit_order);
   EXPECT_EQ(s.order, (std::vector<std::uint64_t>{3, 1, 2}));
   EXPECT_EQ(mlbs::parse_schedule("7").order, (std::vector<std::uint64_t>{7}));
-  for (const char* bad : {"", "LIFO?", "3,x", "3,,1", "-1", "random", "lifo:", "lifo:0", "lifo:x", "fifo:3"})
+  for (const char* bad : {"", "LIFO?", "3,x", "3,,1", "-1", "random", "lifo:", "lifo:0", "lifo:x", "fifo:", "fifo:0", "fifo:-2"})
     EXPECT_EQ(config_error([&] { mlbs::parse_schedule(bad, "MLBS_SCHEDULE"); }).field(), "MLBS_SCHEDULE") << bad;
 }
 
@@ -319,6 +319,16 @@ TEST(ConfigSchedule, LifoWithARecordCountHint) {
   EXPECT_EQ(s.expected_records, 128u);
   EXPECT_EQ(mlbs::parse_schedule("lifo").expected_records, 0u);
   EXPECT_NE(std::string(config_error([&] { mlbs::parse_schedule("lifo:0", "schedule"); }).what()).find("lifo:N"),
+            std::string::npos);
+}
+
+// "fifo:N" is FIFO with a hint of N records per store.
+TEST(ConfigSchedule, FifoWithARecordCountHint) {
+  const Schedule s = mlbs::parse_schedule("fifo:24");
+  EXPECT_EQ(s.kind, Schedule::Kind::fifo);
+  EXPECT_EQ(s.expected_records, 24u);
+  EXPECT_EQ(mlbs::parse_schedule("fifo").expected_records, 0u);
+  EXPECT_NE(std::string(config_error([&] { mlbs::parse_schedule("fifo:x", "schedule"); }).what()).find("fifo:N"),
             std::string::npos);
 }
 

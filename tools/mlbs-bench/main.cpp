@@ -350,8 +350,8 @@ int main(int argc, char** argv) {
   app.add_option("--slow-bw", slow_bw_s, "bandwidth cap of the slow tier, bytes/s (e.g. 200MiB); 0 = none; "
                                          "per rank under MPI");
   app.add_option("--fast-bw", fast_bw_s, "bandwidth cap of the fast tier, bytes/s; 0 = none; per rank under MPI");
-  app.add_flag("--hint-records", o.hint_records, "mlbs: tell the LIFO schedule how many snapshots will come "
-                                                "(schedule lifo:N)");
+  app.add_flag("--hint-records", o.hint_records, "mlbs: tell the schedule how many snapshots will come "
+                                                "(lifo:N, fifo:N)");
   app.add_flag("--no-copy-ahead", o.no_copy_ahead, "mlbs: Config::copy_ahead off (no early second copies on "
                                                   "an idle slower tier; docs/architecture.md)");
   app.add_option("--codec", o.codec,

@@ -763,7 +763,10 @@ mlbs::Config mlbs_config(const Plan& plan, const Options& o, const RunDirs& dirs
   slow.bandwidth_bytes_per_s = o.slow.bandwidth_bytes_per_s;
   cfg.tiers.push_back(slow);
   if (writebehind) cfg.schedule = mlbs::Schedule::unknown();
-  else cfg.schedule = plan.fifo ? mlbs::Schedule::fifo() : mlbs::Schedule::lifo(o.hint_records ? plan.snapshots : 0);
+  else {
+    const std::uint64_t count = o.hint_records ? plan.snapshots : 0;
+    cfg.schedule = plan.fifo ? mlbs::Schedule::fifo(count) : mlbs::Schedule::lifo(count);
+  }
   cfg.durability = o.durability;
   cfg.layout = o.layout;
   cfg.helper_threads = o.helper_threads;

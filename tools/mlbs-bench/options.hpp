@@ -47,8 +47,9 @@ struct Options {
   /// The mlbs modes' Config::reader_retention (--reader-retention): what the
   /// insitu workload's writer keeps for its reader, alone and with it.
   mlbs::ReaderRetention reader_retention = mlbs::ReaderRetention::none;
-  /// --hint-records: the mlbs modes' LIFO schedule carries the snapshot count
-  /// (Schedule::lifo(N), "lifo:N"), as an RTM code that knows its time steps can.
+  /// --hint-records: the mlbs modes' schedule carries the snapshot count
+  /// (Schedule::lifo(N), "lifo:N"; with --order fifo Schedule::fifo(N)), as an RTM
+  /// code that knows its time steps can.
   bool hint_records = false;
   /// --no-copy-ahead: the mlbs modes' Config::copy_ahead off.
   bool no_copy_ahead = false;

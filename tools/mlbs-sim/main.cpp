@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 1e6));
   app.add_option("--encode-bw", encode_bw, "a helper's encode rate, raw bytes/s (0 = free)")->capture_default_str();
   app.add_option("--decode-bw", decode_bw, "a helper's decode rate, raw bytes/s (0 = free)")->capture_default_str();
-  app.add_flag("--hint", w.hint_records, "lifo: tell the planner how many records will come (schedule lifo:N)");
+  app.add_flag("--hint", w.hint_records, "lifo, fifo: tell the planner how many records will come (lifo:N, fifo:N)");
   app.add_flag("--recommend", recommend, "sweep the DRAM budget and recommend the smallest with blocking <= 2%");
   app.add_option("--json", json, "also write the results as JSON to this file");
   app.add_flag("--timeline", m.timeline, "print every helper copy and every wait of the application");

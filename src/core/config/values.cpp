@@ -168,13 +168,21 @@ Schedule parse_schedule_at(std::string_view text, const Where& where) {
     return Schedule::lifo(*n);
   }
   if (s == "fifo") return Schedule::fifo();
+  if (s.starts_with("fifo:")) {
+    const auto n = to_integer<std::uint64_t>(trim(s.substr(5)));
+    if (!n || *n == 0)
+      where.fail(fmt::format("'{}': expected fifo:N with N the number of records a store will hold (N >= 1)", s));
+    return Schedule::fifo(*n);
+  }
   if (s == "unknown") return Schedule::unknown();
-  if (s.empty()) where.fail("empty schedule (expected fifo, lifo, lifo:N, unknown or a list of ids like 3,1,2)");
+  if (s.empty())
+    where.fail("empty schedule (expected fifo, fifo:N, lifo, lifo:N, unknown or a list of ids like 3,1,2)");
   std::vector<std::uint64_t> ids;
   for (const std::string_view part : split(s, ',')) {
     const auto id = to_integer<std::uint64_t>(trim(part));
     if (!id)
-      where.fail(fmt::format("'{}' is not a schedule (expected fifo, lifo, lifo:N, unknown or a list of ids like 3,1,2)", s));
+      where.fail(fmt::format(
+          "'{}' is not a schedule (expected fifo, fifo:N, lifo, lifo:N, unknown or a list of ids like 3,1,2)", s));
     ids.push_back(*id);
   }
   return Schedule::explicit_order(std::move(ids));

@@ -132,7 +132,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   static const std::vector<double> kNoRates;  // persistent: no spreading
   const Placement p = place(items, dram_bytes, limits.file_bytes, limits.moves_up,
                             limits.persistent ? kNoRates : limits.file_rates, limits.lookahead_bytes,
-                            limits.bottleneck_first);
+                            limits.bottleneck_first, limits.to_come_bytes);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];
@@ -145,6 +145,10 @@ std::uint64_t write_headroom(std::uint64_t last_write_bytes, const Coming& comin
 
 std::uint64_t records_to_come(std::uint64_t expected, std::uint64_t store_records, bool writing) {
   return writing && expected > store_records + 1 ? expected - store_records - 1 : 0;
+}
+
+std::uint64_t bytes_to_come(std::uint64_t expected, std::uint64_t store_records, std::uint64_t last_write_bytes) {
+  return expected > store_records ? (expected - store_records) * last_write_bytes : 0;
 }
 
 std::uint64_t guessed_to_come(std::uint64_t dram_records, bool uncounted_lifo, bool writing, bool copy_ahead,

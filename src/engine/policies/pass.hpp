@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct Limits {
   /// The last file tier starts with the first records to leave DRAM when
   /// a bounded tier is above it (place(), bottleneck_first()).
   bool bottleneck_first = false;
+  /// With bottleneck_first and a record count (fifo:N, to_come_bytes()):
+  /// the bytes still to be written. Unset: not known, the run is taken to go
+  /// on as long again as it has so far.
+  std::optional<std::uint64_t> to_come_bytes;
 };
 
 /// Whether placement starts the last file tier at once (place()'s
@@ -47,6 +52,12 @@ struct Limits {
 /// `lifo:N` and explicit orders place those records there already (with
 /// the rule, 47 of their sweep points were worse by up to 0.38, 24 better).
 bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent);
+
+/// FIFO with Schedule::expected_records (fifo:N) while writes come: the
+/// bytes a store will still be sent, the `expected` records less the
+/// `store_records` it holds (a write in progress is still to come), each of
+/// `last_write_bytes`. What Limits::to_come_bytes sums over the stores.
+std::uint64_t bytes_to_come(std::uint64_t expected, std::uint64_t store_records, std::uint64_t last_write_bytes);
 
 /// DRAM budgets of at least this many writes keep room for two of them
 /// while writes spill (dram_limit); smaller ones keep every slot they can.

@@ -12,15 +12,16 @@ namespace {
 // Bottleneck first (place()): whether the last file tier, below a bounded
 // one, takes the next record to leave DRAM now: no drain is under way into
 // it, and the records it holds fall short of what the run will force
-// through it, DRAM and the tiers above being full. FIFO says nothing of how
-// many records will come: the run is taken to go on as long again as it
-// has so far (as LIFO without its count, guessed_to_come()). With no limit
-// on what it sends, the rule cost runs that fit in DRAM and the fast tier
-// up to 9% in mlbs-sim (records the fast tier had room for came back from
-// the slow one); the guess keeps that to 3%, and 35 of the 39 sweep points
-// the unlimited rule gained.
+// through it, DRAM and the tiers above being full. `to_come_bytes` is what
+// is still to be written when the schedule says (fifo:N); without it the
+// run is taken to go on as long again as it has so far (as LIFO without
+// its count, guessed_to_come()). With no limit on what it sends, the rule
+// cost runs that fit in DRAM and the fast tier up to 9% in mlbs-sim
+// (records the fast tier had room for came back from the slow one); the
+// guess keeps that to 3%, and 35 of the 39 sweep points the unlimited rule
+// gained.
 bool last_tier_starts(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
-                      const std::vector<std::uint64_t>& tier_capacity) {
+                      const std::vector<std::uint64_t>& tier_capacity, std::optional<std::uint64_t> to_come_bytes) {
   if (tier_capacity.size() < 3) return false;  // a bounded tier above the last
   const std::size_t last = tier_capacity.size() - 1;
   if (std::none_of(tier_capacity.begin() + 1, tier_capacity.end() - 1, [](std::uint64_t c) { return c != 0; }))
@@ -33,7 +34,7 @@ bool last_tier_starts(const std::vector<PlacementItem>& ranked, std::uint64_t me
     written += double(it.bytes);
     largest = std::max(largest, double(it.bytes));
   }
-  double forced = 2.0 * written - double(mem_capacity);
+  double forced = written + (to_come_bytes ? double(*to_come_bytes) : written) - double(mem_capacity);
   for (std::size_t t = 1; t < last; ++t) forced -= double(tier_capacity[t]);
   return held + largest <= forced;
 }
@@ -58,7 +59,7 @@ bool joins_spread(const std::vector<double>& tier_rate, std::size_t t, std::uint
 
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up, const std::vector<double>& tier_rate,
-                std::uint64_t lookahead_bytes, bool bottleneck_first) {
+                std::uint64_t lookahead_bytes, bool bottleneck_first, std::optional<std::uint64_t> to_come_bytes) {
   constexpr auto kUnlimited = std::numeric_limits<std::uint64_t>::max();
   Placement p;
   p.in_memory.assign(ranked.size(), false);
@@ -326,7 +327,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   bool after_coming = false;
   // Bottleneck first: the last tier's turn goes to the first record placed
   // below DRAM (the soonest read of them).
-  bool last_starts = first_to_last && last_tier_starts(ranked, mem_capacity, tier_capacity);
+  bool last_starts = first_to_last && last_tier_starts(ranked, mem_capacity, tier_capacity, to_come_bytes);
   const std::size_t last = tier_capacity.size() - 1;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     after_coming = after_coming || ranked[i].coming;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace mlbs::engine::policies {
@@ -106,7 +107,8 @@ struct Placement {
 /// pass.hpp's bottleneck_first()) while writes come down over a bounded
 /// file tier above the last: when no record is arriving at the last tier
 /// and the records it holds fall short of what the run will force through
-/// it (the run taken to go on as long again), the soonest record without a
+/// it (`to_come_bytes` still to be written: fifo:N; unset, the run taken to
+/// go on as long again), the soonest record without a
 /// place takes the last tier, whatever the room above. By rank alone FIFO's
 /// newest records go there: the tier that capacity forces traffic through,
 /// which the physical bound keeps busy from the first write to the last
@@ -118,7 +120,7 @@ struct Placement {
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
-                bool bottleneck_first = false);
+                bool bottleneck_first = false, std::optional<std::uint64_t> to_come_bytes = std::nullopt);
 
 /// Placement spreads over the file tiers of `tier_rate` (index 0 unused):
 /// there are two or more and every rate is known.
