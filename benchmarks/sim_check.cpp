@@ -10,7 +10,7 @@
 // told: lifo (default), lifo:N (the record count), fifo, fifo:N, or revolve (a
 // revolve-like explicit order, sim::revolve_like_order: groups of 4, newest
 // group first, each group's head read before and after the rest); --helpers
-// the helper threads (default 2), for the runtime and the model. --machine
+// the helper threads (default 2, 3 on three), for the runtime and the model. --machine
 // spread swaps the tiers for two unlimited ones at 256 and 128 MiB/s with
 // DRAM for 8 records and 10 ms of compute per call: placement spreads the
 // records over both (docs/architecture.md, "Spreading"); --machine five the
@@ -20,7 +20,10 @@
 // all fit (docs/architecture.md, "Copy ahead"). --machine pair has DRAM for
 // two records over unlimited tiers at 256 and 128 MiB/s and 10 ms per call:
 // LIFO's writes go down two at a time, one to each tier ("Writes stream
-// down to every tier"). --trace FILE writes the last real run's Chrome
+// down to every tier"). --machine three has three file tiers, two bounded
+// (48 MiB each at 512 and 256 MiB/s) above an unlimited one at 128 MiB/s,
+// DRAM for 8 records, 10 ms per call and three helpers: the sweep's
+// t3/fs0.25 classes on real tiers. --trace FILE writes the last real run's Chrome
 // trace, to set beside the model's timeline (mlbs-sim --timeline).
 #include <algorithm>
 #include <chrono>
@@ -43,25 +46,43 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kMiB = 1ull << 20;
 
+/// A file tier of a machine: its capacity (0: unlimited) and its cap, bytes/s.
+struct FileTierSpec {
+  std::uint64_t bytes = 0, bw = 0;
+};
+
 /// The machines --machine names (the model's and the real run's alike).
 struct MachineSpec {
   const char* name;
-  std::uint64_t dram_bytes, fast_bytes, fast_bw, slow_bw;  ///< fast_bytes 0: unlimited; slow_bw 0: no slow tier
-  double compute_s;                                        ///< per write and per read
+  std::uint64_t dram_bytes;
+  FileTierSpec tiers[3];  ///< fastest first; a tier of bw 0 ends the list
+  double compute_s;       ///< per write and per read
+  unsigned helpers = 2;   ///< unless --helpers says
 };
 constexpr MachineSpec kMachines[] = {
-    {"default", 32 * kMiB, 64 * kMiB, 512 * kMiB, 128 * kMiB, 0.02},
-    {"spread", 64 * kMiB, 0, 256 * kMiB, 128 * kMiB, 0.01},
-    {"five", 64 * kMiB, 0, 500 * kMiB, 100 * kMiB, 0.01},
-    {"one", 64 * kMiB, 0, 256 * kMiB, 0, 0.02},
-    {"pair", 16 * kMiB, 0, 256 * kMiB, 128 * kMiB, 0.01},
+    {"default", 32 * kMiB, {{64 * kMiB, 512 * kMiB}, {0, 128 * kMiB}}, 0.02},
+    {"spread", 64 * kMiB, {{0, 256 * kMiB}, {0, 128 * kMiB}}, 0.01},
+    {"five", 64 * kMiB, {{0, 500 * kMiB}, {0, 100 * kMiB}}, 0.01},
+    {"one", 64 * kMiB, {{0, 256 * kMiB}}, 0.02},
+    {"pair", 16 * kMiB, {{0, 256 * kMiB}, {0, 128 * kMiB}}, 0.01},
+    {"three", 64 * kMiB, {{48 * kMiB, 512 * kMiB}, {48 * kMiB, 256 * kMiB}, {0, 128 * kMiB}}, 0.01, 3},
 };
+
+/// The file tiers `m` has, fastest first.
+std::vector<FileTierSpec> file_tiers(const MachineSpec& m) {
+  std::vector<FileTierSpec> tiers;
+  for (const FileTierSpec& t : m.tiers) {
+    if (!t.bw) break;
+    tiers.push_back(t);
+  }
+  return tiers;
+}
 
 struct Setup {
   std::uint32_t records = 24;
   std::uint64_t record_bytes = 8 * kMiB;
   MachineSpec m = kMachines[0];
-  unsigned helpers = 2;
+  unsigned helpers = 0;  ///< 0: the machine's
   std::string schedule = "lifo";  ///< lifo, lifo:N, fifo, fifo:N or revolve
   /// The application's copy into a slot (and hash), bytes/s, as the real
   /// runs measured it (Stats::copy_ns): the model's copy_bytes_per_s.
@@ -116,11 +137,10 @@ RealRun real_run(const Setup& s, const fs::path& dir) {
   // others of the same check).
   ::sync();
   mlbs::Config cfg;
-  cfg.tiers = {mlbs::Tier::memory(s.m.dram_bytes), mlbs::Tier::directory((dir / "fast").string(), s.m.fast_bytes)};
-  cfg.tiers[1].bandwidth_bytes_per_s = s.m.fast_bw;
-  if (s.m.slow_bw) {
-    cfg.tiers.push_back(mlbs::Tier::directory((dir / "slow").string()));
-    cfg.tiers[2].bandwidth_bytes_per_s = s.m.slow_bw;
+  cfg.tiers = {mlbs::Tier::memory(s.m.dram_bytes)};
+  for (const FileTierSpec& t : file_tiers(s.m)) {
+    cfg.tiers.push_back(mlbs::Tier::directory((dir / ("tier" + std::to_string(cfg.tiers.size()))).string(), t.bytes));
+    cfg.tiers.back().bandwidth_bytes_per_s = t.bw;
   }
   cfg.helper_threads = s.helpers;
   const Order order = order_for(s);
@@ -148,8 +168,7 @@ mlbs::sim::Result simulated(const Setup& s) {
   m.dram_bytes = s.m.dram_bytes;
   m.helpers = s.helpers;
   m.copy_bytes_per_s = s.copy_bw;
-  m.tiers = {{s.m.fast_bytes, double(s.m.fast_bw), 0, 1.0}};
-  if (s.m.slow_bw) m.tiers.push_back({0, double(s.m.slow_bw), 0, 1.0});
+  for (const FileTierSpec& t : file_tiers(s.m)) m.tiers.push_back({t.bytes, double(t.bw), 0, 1.0});
   mlbs::sim::Workload w;
   w.record_bytes = s.record_bytes;
   w.records = s.records;
@@ -191,6 +210,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   s.m = *row;
+  if (!s.helpers) s.helpers = row->helpers;
   if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve" && s.schedule != "fifo" &&
       s.schedule != "fifo:N") {
     std::fprintf(stderr, "sim-check: --schedule must be lifo, lifo:N, fifo, fifo:N or revolve, not '%s'\n",

@@ -61,7 +61,9 @@ finish() {
 }
 trap finish EXIT
 
-banner() { printf '\n=== mlbs run-tests: %s ===\n' "$*"; }
+# Each banner says how long the run has taken so far: CI keeps only the log, and
+# its stages' lengths are what shows where the time budget goes.
+banner() { printf '\n=== mlbs run-tests: %s (at %ds) ===\n' "$*" $((SECONDS - start_s)); }
 
 banner "setup"
 stage="setup"

@@ -738,6 +738,26 @@ TEST(Pass, AStagedCopyIsPlacedAsIfItWereNotThere) {
   EXPECT_EQ(recs[1].dir_target, 1);
 }
 
+// Once reads begin a staged copy is a resident like any other: its record keeps its room there rather than
+// moving on down ahead of its read (the record read first, leaving DRAM, takes the slower tier instead).
+TEST(Pass, AStagedCopyIsAResidentOnceReadsBegin) {
+  std::deque<Record> recs(2);
+  std::vector<Record*> ranked = in_order(recs);
+  recs[0].copies = bit(0);  // read first, leaving DRAM
+  recs[1].copies = bit(1);  // staged on tier 1, not yet moved on
+  recs[1].staged = 1;
+  Limits limits;
+  limits.dram_bytes = 0;
+  limits.file_bytes = {0, kRec, 0};
+  limits.moves_up = false;
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[1].dir_target, 2) << "writes coming: on its way down";
+  limits.moves_up = true;
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[1].dir_target, 1) << "reads begun: it stays";
+  EXPECT_EQ(recs[0].dir_target, 2);
+}
+
 // Persistent: a record whose only file copy is its durable one is placed afresh (the fast tier when it has room),
 // unless no next use of it is known; a record's DRAM footprint is its slot, however much larger than the record.
 TEST(Pass, DurableCopiesAreNoPlacementChoice) {
@@ -961,8 +981,9 @@ TEST(Pass, RecordsToComeClaimDramAndTheFastTierFirst) {
 }
 
 // The first read stops a copy ahead always, and in scratch mode a copy out of DRAM that made room there of
-// a record placement now keeps in DRAM; nothing else (a fetch, a write-behind, a persist, a copy between
-// file tiers, a record placed below DRAM).
+// a record placement now keeps in DRAM, and a move down between file tiers of a record placement now keeps
+// at its source or above; nothing else (a fetch, a write-behind, a persist, a move down the plan still
+// wants, a record placed below DRAM).
 TEST(Policies, TheFirstReadStopsOnlyTheCopiesTheWritesWanted) {
   Record kept, leaving;
   kept.want_mem = true;
@@ -973,7 +994,15 @@ TEST(Policies, TheFirstReadStopsOnlyTheCopiesTheWritesWanted) {
     EXPECT_FALSE(stops_at_turn(made_room, 0, leaving, false)) << to_string(made_room) << ": it must leave DRAM";
     EXPECT_FALSE(stops_at_turn(made_room, 0, kept, true)) << to_string(made_room) << ": persistent";
   }
-  EXPECT_FALSE(stops_at_turn(Purpose::move_down, 1, kept, false)) << "between file tiers";
+  EXPECT_FALSE(stops_at_turn(Purpose::move_down, 1, kept, false)) << "between file tiers, no file target";
+  Record stays;
+  stays.dir_target = 1;
+  EXPECT_TRUE(stops_at_turn(Purpose::move_down, 1, stays, false)) << "kept where it is";
+  EXPECT_TRUE(stops_at_turn(Purpose::move_down, 2, stays, false)) << "wanted higher";
+  EXPECT_FALSE(stops_at_turn(Purpose::move_down, 1, stays, true)) << "persistent";
+  EXPECT_FALSE(stops_at_turn(Purpose::prefetch_file, 2, stays, false)) << "a move up";
+  stays.dir_target = 3;
+  EXPECT_FALSE(stops_at_turn(Purpose::move_down, 1, stays, false)) << "still wanted below";
   for (const Purpose other : {Purpose::demand_fetch, Purpose::prefetch_dram, Purpose::prefetch_file, Purpose::persist,
                               Purpose::for_readers, Purpose::write_behind})
     EXPECT_FALSE(stops_at_turn(other, 0, kept, false)) << to_string(other);

@@ -183,6 +183,29 @@ TEST(Sim, OneFileTierTakesDramsRecordsAheadFromTheFirstWrite) {
   EXPECT_GT(without.wall_s, 1.05 * with.wall_s);
 }
 
+// LIFO without the count over two bounded tiers (48 MiB at 512 and 256 MiB/s) above an unlimited one at 128
+// MiB/s, DRAM for 8 of 24 records, 10 ms a call, copies into slots at 7 GiB/s (`mlbs_sim_check --machine
+// three`): a record staged on the fast tier as the writes end stays there once reads begin, and its move
+// down in flight stops at the turn; it was moved to the slowest tier and fetched back on demand (1.76x the
+// bound; now 1.52x, as the real run's 1.47-1.53x).
+TEST(Sim, AStagedRecordStaysOnTheFastTierOnceReadsBegin) {
+  Machine m;
+  m.dram_bytes = 64 * kMiB;
+  m.helpers = 3;
+  m.copy_bytes_per_s = 7.0 * double(1ull << 30);
+  m.tiers = {{48 * kMiB, 512.0 * kMiB, 0, 1.0}, {48 * kMiB, 256.0 * kMiB, 0, 1.0}, {0, 128.0 * kMiB, 0, 1.0}};
+  m.timeline = true;
+  Workload w = records(24, 0.010);
+  w.record_bytes = 8 * kMiB;
+  const Result r = simulate(m, w);
+  for (const Span& s : r.timeline) {
+    // (the first read comes a copy out of its slot after the last write: 1.1 ms)
+    if (s.what == "move down" && s.src > 0) EXPECT_LE(s.end_s, r.write_phase_s + 0.002) << "id " << s.id;
+    EXPECT_NE(s.what, "demand fetch") << "id " << s.id << " from tier " << s.src;
+  }
+  EXPECT_LT(r.wall_s, 1.6 * r.bound_s);
+}
+
 // LIFO told the record count, the demo's machine (micro at I/O ratio 8): the oldest records are placed on the
 // slow tier from the start, and while it is busy the next ones are staged on the fast tier instead of holding
 // DRAM, so the slow tier works from the first record on: within 1.15x of the physical bound (1.134x), where
@@ -446,7 +469,7 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 
 // How close the planner comes to the bound over the same sweep, guarded at what
 // the policies measured when last changed (docs/simulator.md: median 1.015,
-// p90 1.241, max 1.86, 471 points above 1.05x); the target of 1.05x at every
+// p90 1.241, max 1.86, 467 points above 1.05x); the target of 1.05x at every
 // point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepSummary s = sweep().ratio;

@@ -93,13 +93,18 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     for (; next_coming < n_coming && coming.ranks[next_coming] <= r->rank; ++next_coming) items.push_back(to_come);
     at[i] = items.size();
     if (r->staged > 0 && !r->busy && !(r->copies & catalog::bit(r->staged))) r->staged = -1;  // moved on
-    // Its fastest file copy, a staged one aside (it is on its way down), and
-    // one made ahead from DRAM while writes come down and DRAM holds it.
+    // Its fastest file copy, a staged one aside while writes come down (it
+    // is on its way down), and one made ahead from DRAM while writes come
+    // down and DRAM holds it. Once reads begin a staged copy is a resident
+    // like any other: staging was for the writes' DRAM, and moving it on
+    // would put a write on the slower tier ahead of the record's read
+    // (stops_at_turn() stops such a move in flight at the turn).
     const bool held = r->copies & bit(0);
     const int ahead = held && !limits.moves_up ? r->ahead_from_dram : -1;
+    const int staged = limits.moves_up ? -1 : r->staged;
     int have = -1;
     for (int t = 1; t <= last && have < 0; ++t)
-      if ((r->copies & catalog::bit(t)) && t != r->staged && t != ahead) have = t;
+      if ((r->copies & catalog::bit(t)) && t != staged && t != ahead) have = t;
     const bool spent = r->rank >= kNoNextUse;
     // Persistent: every record has its durable copy on the last tier, which
     // placement did not choose: one with no copy above it is placed afresh,

@@ -429,8 +429,13 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
 }
 
 bool stops_at_turn(Purpose why, int src, const Record& r, bool persistent) {
+  if (why == Purpose::copy_ahead) return true;
   const bool made_room = why == Purpose::drain_dram || why == Purpose::stage || why == Purpose::move_down;
-  return why == Purpose::copy_ahead || (!persistent && made_room && src == 0 && r.want_mem);
+  if (persistent || !made_room) return false;
+  if (src == 0) return r.want_mem;
+  // Between file tiers: a move down of a record placement now keeps where
+  // it is or higher (a staged copy, once reads begin: place_records()).
+  return why == Purpose::move_down && r.dir_target > 0 && r.dir_target <= src;
 }
 
 std::optional<Decision> next(const View& v, Notes& notes) {

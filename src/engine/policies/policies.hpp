@@ -120,7 +120,14 @@ std::optional<Decision> drain_ahead(const View& v, Notes& notes);
 /// writes that are over, and holds the slower tier the reads now need), or,
 /// in scratch mode, a copy out of DRAM that made room there (drain, stage,
 /// move down) of a record placement now keeps in DRAM (its tier would take a
-/// write no read uses). Engine::turn() and the simulator ask here.
+/// write no read uses), or a move down between file tiers of a record
+/// placement now keeps at its source or above (the slower tier would take a
+/// write, and the record's read would wait behind it and then on that tier:
+/// a record staged on the fast tier as the writes ended was moved to the
+/// slowest one at the turn and fetched back from it on demand: 1.76x the
+/// bound in the model of `mlbs_sim_check --machine three`, 1.52x with this
+/// and place_records()'s staged copies). Engine::turn() and the simulator
+/// ask here.
 bool stops_at_turn(Purpose why, int src, const Record& r, bool persistent);
 
 /// The first decision of the policies above, in that order (their priority).
