@@ -337,7 +337,8 @@ TEST(Policies, FileTierMovesDropStraysAndMoveDown) {
 }
 
 // Staging: while a write waits for a slot, a record leaving DRAM for a busy tier goes to the fastest tier above it
-// with free room (nothing evicted); not when its target is idle, in persistent mode, or with no room above.
+// with free room (nothing evicted); not when its target is idle or in persistent mode; with no room above it waits
+// for its target (one drain at a time into a tier).
 TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
   const auto decide = decider(drain_dram, [] {
     Scene s(4);
@@ -356,9 +357,9 @@ TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
   EXPECT_TRUE(d->drops.empty());
   const auto direct = [](const std::optional<Decision>& x) { return x && x->purpose == Purpose::drain_dram && x->dst == 3; };
   EXPECT_TRUE(direct(decide([](Scene& s) { s.tiers[3].copies_in_flight = 0; }))) << "the target is idle";
-  EXPECT_TRUE(direct(decide([](Scene& s) { s.tiers[2].free_bytes = kRec - 1; }))) << "no room above";
-  EXPECT_TRUE(direct(decide([](Scene& s) { s.write_waits = false; }))) << "no write waits for a slot";
-  EXPECT_TRUE(direct(decide([](Scene& s) { s.records[0].avoid = bit(2); }))) << "the tier failed for it";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].free_bytes = kRec - 1; })) << "no room above: it waits";
+  EXPECT_FALSE(decide([](Scene& s) { s.write_waits = false; })) << "no write waits for a slot";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[0].avoid = bit(2); })) << "the tier failed for it";
   Scene p(3);
   p.persistent = p.writing = p.write_waits = true;
   p.tiers[2].copies_in_flight = 1;
@@ -367,6 +368,40 @@ TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
   const auto durable = drain_dram(p.view(), notes);
   ASSERT_TRUE(durable);
   EXPECT_EQ(durable->dst, 2) << "persistent: its durable copy first, never staged";
+}
+
+// One drain at a time into the last tier: a record for it while it is busy waits, and the helper drains the next
+// record to another tier instead; into a faster tier drains share it (what it has in flight is mostly a copy ahead
+// that the tier below paces); a persistent run's drains do not wait (the journal commits them as a group).
+TEST(Policies, OneDrainAtATimeIntoTheLastTier) {
+  const auto decide = decider(drain_dram, [] {
+    Scene s(3);
+    s.writing = true;
+    s.tiers[2].copies_in_flight = 1;
+    s.add(bit(0), 1);  // 0
+    s.add(bit(0), 2);  // 1: furthest, for the busy tier
+    return s;
+  });
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::drain_dram);
+  EXPECT_EQ(d->record, 0u) << "the furthest record's tier is busy";
+  EXPECT_EQ(d->dst, 1);
+  const auto idle = decide([](Scene& s) { s.tiers[2].copies_in_flight = 0; });
+  ASSERT_TRUE(idle);
+  EXPECT_EQ(idle->record, 1u) << "furthest first once its tier is idle";
+  EXPECT_FALSE(decide([](Scene& s) {
+    s.tiers[1].free_bytes = 0;  // no tier above the last takes record 0
+    s.records[0].dir_target = 2;
+  })) << "both records for the busy last tier";
+  const auto faster = decide([](Scene& s) { s.tiers[1].copies_in_flight = 1; });
+  ASSERT_TRUE(faster);
+  EXPECT_EQ(faster->record, 0u) << "a faster tier takes a drain beside its copy in flight";
+  EXPECT_EQ(faster->dst, 1);
+  const auto durable = decide([](Scene& s) { s.persistent = true; });
+  ASSERT_TRUE(durable);
+  EXPECT_EQ(durable->record, 1u) << "persistent: drains share the busy tier";
+  EXPECT_EQ(durable->dst, 2);
 }
 
 // A staged copy moves on down from where it was staged, one at a time into its target, and its record's DRAM

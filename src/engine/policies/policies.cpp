@@ -178,6 +178,15 @@ std::optional<Decision> drain(const View& v, Notes& notes, bool ahead) {
       continue;
     }
     if (const int via = stage_tier(v, r, dst); via > 0) return copy(Purpose::stage, i, 0, via, {});
+    // One drain at a time into the last tier (scratch: a persistent run's
+    // drains share the journal's group commit): a second would share its
+    // bandwidth and hold both slots until both end, while the next write
+    // waits for the first slot back. The helper takes another tier's record
+    // instead, or the next once this one's last request is queued. Not into
+    // a faster tier: what it has in flight is most often a copy ahead out
+    // of it, which the slower tier below paces (133 sweep points worse by
+    // up to 0.42 with every tier waiting, 7 by up to 0.05 with the last).
+    if (!v.persistent && dst == v.last() && v.tiers[dst].copies_in_flight) continue;
     // Also a durable record whose only file copy is the durable one, placed
     // above it: its DRAM copy is the cheap source, before its slot is given
     // up (else the target is filled later by reading the last tier back).
