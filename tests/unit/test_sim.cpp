@@ -493,8 +493,8 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.015,
-// p90 1.241, max 1.86, 467 points above 1.05x); the target of 1.05x at every
+// the policies measured when last changed (docs/simulator.md: median 1.012,
+// p90 1.241, max 1.86, 464 points above 1.05x); the target of 1.05x at every
 // point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepSummary s = sweep().ratio;
