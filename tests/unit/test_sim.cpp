@@ -183,18 +183,25 @@ TEST(Sim, OneFileTierTakesDramsRecordsAheadFromTheFirstWrite) {
   EXPECT_GT(without.wall_s, 1.05 * with.wall_s);
 }
 
-// LIFO without the count over two bounded tiers (48 MiB at 512 and 256 MiB/s) above an unlimited one at 128
-// MiB/s, DRAM for 8 of 24 records, 10 ms a call, copies into slots at 7 GiB/s (`mlbs_sim_check --machine
-// three`): a record staged on the fast tier as the writes end stays there once reads begin, and its move
-// down in flight stops at the turn; it was moved to the slowest tier and fetched back on demand (1.76x the
-// bound; now 1.52x, as the real run's 1.47-1.53x).
-TEST(Sim, AStagedRecordStaysOnTheFastTierOnceReadsBegin) {
+/// mlbs_sim_check's machine `three`, timeline on: DRAM 64 MiB over 48 MiB at 512 MiB/s, 48 MiB at 256 MiB/s and
+/// an unlimited tier at 128 MiB/s, three helpers, copies into slots at 7 GiB/s.
+Machine three_file_tiers() {
   Machine m;
   m.dram_bytes = 64 * kMiB;
   m.helpers = 3;
   m.copy_bytes_per_s = 7.0 * double(1ull << 30);
   m.tiers = {{48 * kMiB, 512.0 * kMiB, 0, 1.0}, {48 * kMiB, 256.0 * kMiB, 0, 1.0}, {0, 128.0 * kMiB, 0, 1.0}};
   m.timeline = true;
+  return m;
+}
+
+// LIFO without the count over two bounded tiers (48 MiB at 512 and 256 MiB/s) above an unlimited one at 128
+// MiB/s, DRAM for 8 of 24 records, 10 ms a call, copies into slots at 7 GiB/s (`mlbs_sim_check --machine
+// three`): a record staged on the fast tier as the writes end stays there once reads begin, and its move
+// down in flight stops at the turn; it was moved to the slowest tier and fetched back on demand (1.76x the
+// bound; now 1.52x, as the real run's 1.47-1.53x).
+TEST(Sim, AStagedRecordStaysOnTheFastTierOnceReadsBegin) {
+  const Machine m = three_file_tiers();
   Workload w = records(24, 0.010);
   w.record_bytes = 8 * kMiB;
   const Result r = simulate(m, w);
@@ -210,12 +217,7 @@ TEST(Sim, AStagedRecordStaysOnTheFastTierOnceReadsBegin) {
 // oldest records drain into the last tier one at a time, each slot back as soon as its copy ends, where three
 // drains sharing the tier held three slots for 0.16 s and the writes waited (1.52x the bound; now 1.24x).
 TEST(Sim, OneDrainAtATimeIntoTheLastTier) {
-  Machine m;
-  m.dram_bytes = 64 * kMiB;
-  m.helpers = 3;
-  m.copy_bytes_per_s = 7.0 * double(1ull << 30);
-  m.tiers = {{48 * kMiB, 512.0 * kMiB, 0, 1.0}, {48 * kMiB, 256.0 * kMiB, 0, 1.0}, {0, 128.0 * kMiB, 0, 1.0}};
-  m.timeline = true;
+  const Machine m = three_file_tiers();
   Workload w = records(24, 0.010);
   w.record_bytes = 8 * kMiB;
   w.hint_records = true;
