@@ -338,7 +338,7 @@ TEST(Policies, FileTierMovesDropStraysAndMoveDown) {
 
 // Staging: while a write waits for a slot, a record leaving DRAM for a busy tier goes to the fastest tier above it
 // with free room (nothing evicted); not when its target is idle or in persistent mode; with no room above it waits
-// for its target (one drain at a time into a tier).
+// for its target (one drain at a time into the last tier, which tier 3 is here).
 TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
   const auto decide = decider(drain_dram, [] {
     Scene s(4);
