@@ -152,6 +152,7 @@ class Engine {
     bool wb_active = false;                   ///< water-mark hysteresis
     std::uint32_t copies_in_flight = 0;       ///< helper copies reading or writing it (the planner's idle test)
     std::uint32_t fetches_in_flight = 0;      ///< of these, those moving a record up out of it (policies::TierView)
+    std::uint32_t arrivals_in_flight = 0;     ///< of these, those writing into it (policies::TierView)
     /// What the engine itself counts (stalls, records too large) and the
     /// tier's description; the rest of TierStats comes from the backend's Usage.
     TierStats stats;

@@ -152,6 +152,7 @@ void Engine::last_request_queued(Op& op, int t) {
   op.released = t;
   --tiers_[t].copies_in_flight;
   if (t == op.src && op.dst < op.src) --tiers_[t].fetches_in_flight;
+  if (t == op.dst) --tiers_[t].arrivals_in_flight;
   ++version_;  // no placement changed: the idle helper plans with the tier free
   wake_helper();
 }
@@ -372,6 +373,7 @@ void Engine::complete(Op& op, std::exception_ptr err) {
   for (int t : {op.src, op.dst})
     if (t > 0 && t != op.released) --tiers_[t].copies_in_flight;
   if (op.src > 0 && op.dst < op.src && op.src != op.released) --tiers_[op.src].fetches_in_flight;
+  if (op.dst > 0 && op.dst != op.released) --tiers_[op.dst].arrivals_in_flight;
   if (op.computed_checksum && !r.has_checksum) {
     r.checksum = op.checksum;
     r.has_checksum = true;

@@ -216,7 +216,7 @@ policies::View Engine::view() {
   tier_views_.resize(tiers_.size());
   for (int t = 0; t <= last(); ++t)
     tier_views_[t] = {tier_free(t), tier_capacity(t), tiers_[t].full_latched, tiers_[t].wb_active,
-                      tiers_[t].copies_in_flight, tiers_[t].fetches_in_flight};
+                      tiers_[t].copies_in_flight, tiers_[t].fetches_in_flight, tiers_[t].arrivals_in_flight};
   // New writes push the furthest records down unless a hint of the record
   // count let placement put the records written where they will end.
   const bool demotions = cfg_.copy_ahead && newest_first();
@@ -378,6 +378,7 @@ std::optional<Engine::Op> Engine::copy_op(Record& r, int src, int dst, policies:
   for (int t : {src, dst})
     if (t > 0) ++tiers_[t].copies_in_flight;
   if (src > 0 && dst < src) ++tiers_[src].fetches_in_flight;
+  if (dst > 0) ++tiers_[dst].arrivals_in_flight;
   publish(r);
   return op;
 }

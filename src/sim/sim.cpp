@@ -446,6 +446,7 @@ class Model {
       for (int t : {x.src, x.dst})
         if (t > 0) ++views_[std::size_t(t)].copies_in_flight;
       if (x.src > 0 && x.dst < x.src) ++views_[std::size_t(x.src)].fetches_in_flight;
+      if (x.dst > 0) ++views_[std::size_t(x.dst)].arrivals_in_flight;
     }
     // As Engine::view(): new writes push the furthest records down (LIFO
     // without the record-count hint), so slower tiers may copy them ahead.

@@ -337,8 +337,8 @@ TEST(Policies, FileTierMovesDropStraysAndMoveDown) {
 }
 
 // Staging: while a write waits for a slot, a record leaving DRAM for a busy tier goes to the fastest tier above it
-// with free room (nothing evicted); not when its target is idle or in persistent mode; with no room above it waits
-// for its target (one drain at a time into the last tier, which tier 3 is here).
+// with free room (nothing evicted) that no other copy is writing into; not when its target is idle or in persistent
+// mode; with no such tier above it waits for its target (one drain at a time into the last tier, which tier 3 is).
 TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
   const auto decide = decider(drain_dram, [] {
     Scene s(4);
@@ -358,6 +358,14 @@ TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
   const auto direct = [](const std::optional<Decision>& x) { return x && x->purpose == Purpose::drain_dram && x->dst == 3; };
   EXPECT_TRUE(direct(decide([](Scene& s) { s.tiers[3].copies_in_flight = 0; }))) << "the target is idle";
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].free_bytes = kRec - 1; })) << "no room above: it waits";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].copies_in_flight = s.tiers[2].arrivals_in_flight = 1; }))
+      << "the tier with room takes another copy: it waits";
+  const auto past = decide([](Scene& s) {
+    s.tiers[1].free_bytes = kRec;
+    s.tiers[1].copies_in_flight = s.tiers[1].arrivals_in_flight = 1;
+  });
+  ASSERT_TRUE(past);
+  EXPECT_EQ(past->dst, 2) << "past the fastest tier, which takes another copy";
   EXPECT_FALSE(decide([](Scene& s) { s.write_waits = false; })) << "no write waits for a slot";
   EXPECT_FALSE(decide([](Scene& s) { s.records[0].avoid = bit(2); })) << "the tier failed for it";
   Scene p(3);
@@ -370,10 +378,11 @@ TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
   EXPECT_EQ(durable->dst, 2) << "persistent: its durable copy first, never staged";
 }
 
-// One drain at a time into the last tier: a record for it while it is busy waits, and the helper drains the next
-// record to another tier instead; into a faster tier drains share it (what it has in flight is mostly a copy ahead
-// that the tier below paces); a persistent run's drains do not wait (the journal commits them as a group).
-TEST(Policies, OneDrainAtATimeIntoTheLastTier) {
+// One drain at a time into a tier: a record for the last tier while any copy is in flight there waits, and the
+// helper drains the next record to another tier instead. Into a faster tier a drain waits only for another copy
+// writing into it (a copy out of it, most often a copy ahead the tier below paces, does not count), and not while
+// LIFO copies ahead; a persistent run's drains do not wait (the journal commits them as a group).
+TEST(Policies, OneDrainAtATimeIntoATier) {
   const auto decide = decider(drain_dram, [] {
     Scene s(3);
     s.writing = true;
@@ -394,10 +403,18 @@ TEST(Policies, OneDrainAtATimeIntoTheLastTier) {
     s.tiers[1].free_bytes = 0;  // no tier above the last takes record 0
     s.records[0].dir_target = 2;
   })) << "both records for the busy last tier";
-  const auto faster = decide([](Scene& s) { s.tiers[1].copies_in_flight = 1; });
-  ASSERT_TRUE(faster);
-  EXPECT_EQ(faster->record, 0u) << "a faster tier takes a drain beside its copy in flight";
-  EXPECT_EQ(faster->dst, 1);
+  const auto reading = decide([](Scene& s) { s.tiers[1].copies_in_flight = 1; });
+  ASSERT_TRUE(reading);
+  EXPECT_EQ(reading->record, 0u) << "a faster tier takes a drain beside a copy out of it";
+  EXPECT_EQ(reading->dst, 1);
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].copies_in_flight = s.tiers[1].arrivals_in_flight = 1; }))
+      << "a faster tier taking another copy: record 0 waits too";
+  const auto ahead = decide([](Scene& s) {
+    s.tiers[1].copies_in_flight = s.tiers[1].arrivals_in_flight = 1;
+    s.copy_ahead = true;
+  });
+  ASSERT_TRUE(ahead);
+  EXPECT_EQ(ahead->dst, 1) << "LIFO copying ahead: drains share a faster tier";
   const auto durable = decide([](Scene& s) { s.persistent = true; });
   ASSERT_TRUE(durable);
   EXPECT_EQ(durable->record, 1u) << "persistent: drains share the busy tier";

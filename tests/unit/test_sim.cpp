@@ -233,6 +233,27 @@ TEST(Sim, OneDrainAtATimeIntoTheLastTier) {
   EXPECT_LT(r.wall_s, 1.3 * r.bound_s);
 }
 
+// The same machine and workload: DRAM's drains and stages into a faster tier, too, go one at a time, as no two
+// copies writing into one tier add bandwidth there (1.24x the bound with drains sharing the faster tiers; now
+// 1.15x; real runs 1.29x and 1.20x).
+TEST(Sim, OneDrainAtATimeIntoAFasterTier) {
+  const Machine m = three_file_tiers();
+  Workload w = records(24, 0.010);
+  w.record_bytes = 8 * kMiB;
+  w.hint_records = true;
+  const Result r = simulate(m, w);
+  std::vector<const Span*> drains;
+  for (const Span& s : r.timeline)
+    if ((s.what == "drain DRAM" || s.what == "stage") && s.src == 0 && s.dst > 0 && s.dst < 3) drains.push_back(&s);
+  ASSERT_GE(drains.size(), 4u);
+  for (std::size_t i = 0; i < drains.size(); ++i)
+    for (std::size_t j = i + 1; j < drains.size(); ++j)
+      if (drains[i]->dst == drains[j]->dst)
+        EXPECT_TRUE(drains[i]->end_s <= drains[j]->start_s || drains[j]->end_s <= drains[i]->start_s)
+            << "ids " << drains[i]->id << " and " << drains[j]->id << " go into tier " << drains[i]->dst << " at once";
+  EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
+}
+
 // LIFO told the record count, the demo's machine (micro at I/O ratio 8): the oldest records are placed on the
 // slow tier from the start, and while it is busy the next ones are staged on the fast tier instead of holding
 // DRAM, so the slow tier works from the first record on: within 1.15x of the physical bound (1.134x), where
@@ -496,7 +517,7 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 
 // How close the planner comes to the bound over the same sweep, guarded at what
 // the policies measured when last changed (docs/simulator.md: median 1.012,
-// p90 1.241, max 1.86, 464 points above 1.05x); the target of 1.05x at every
+// p90 1.234, max 1.86, 455 points above 1.05x); the target of 1.05x at every
 // point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepSummary s = sweep().ratio;
@@ -509,7 +530,7 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   EXPECT_LT(s.median, 1.04);
   EXPECT_LT(s.p90, 1.30);
   EXPECT_LT(s.max, 2.0);
-  EXPECT_LT(s.above, 480u);
+  EXPECT_LT(s.above, 470u);
 }
 
 // LIFO told how many records come ("lifo:N"): the records written go where they will end and the

@@ -51,11 +51,13 @@ std::optional<Decision> demand_fetch(const View& v, Notes& notes);
 ///    placed above the last tier, too), furthest next use first: their
 ///    slots are what writers need next. Scratch, while a write waits for a
 ///    slot or DRAM has none free for the next: one whose target is busy is
-///    staged on the fastest tier above it with free room (Purpose::stage),
-///    and moves on from there (3); otherwise, scratch, one for a busy last
-///    tier waits (one drain at a time there) and the next record for
-///    another tier goes instead. A record copied ahead from DRAM only while
-///    a write waits (else 11).
+///    staged on the fastest tier above it with free room that no other
+///    copy is writing into (Purpose::stage), and moves on from there (3);
+///    otherwise, scratch, one drain at a time into a tier: one for the last
+///    tier waits while any copy is in flight there, one for a faster tier
+///    while another copy writes into it (not while LIFO copies ahead), and
+///    the next record for another tier goes instead. A record copied ahead
+///    from DRAM only while a write waits (else 11).
 std::optional<Decision> drain_dram(const View& v, Notes& notes);
 /// 3. File copies follow placement: stray copies besides the target tier's
 ///    go; a copy above its target tier moves down (from DRAM when DRAM has it:

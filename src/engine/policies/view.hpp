@@ -42,6 +42,10 @@ struct TierView {
   /// a faster tier), which this tier's bandwidth limits: prefetches from it
   /// wait for them. A copy down to a slower tier is limited there instead.
   std::uint32_t fetches_in_flight = 0;
+  /// Of these, the copies writing into this tier (from DRAM or another
+  /// tier) that have not yet queued their last request: a drain into a
+  /// tier already taking one adds no bandwidth there.
+  std::uint32_t arrivals_in_flight = 0;
 };
 
 struct View {
