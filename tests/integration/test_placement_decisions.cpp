@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <string>
+#include <vector>
 
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
@@ -42,7 +44,7 @@ void write_n_from(mlbs::Store<float>& u, std::uint64_t from, std::uint64_t to) {
 
 void write_n(mlbs::Store<float>& u, std::uint64_t n) { write_n_from(u, 0, n); }
 
-/// True when some move of the record went from file tier `from` to a slower file tier.
+/// True when some move of the record went from a file tier to a slower one.
 bool demoted(const mlbs::RecordInfo& info) {
   return std::any_of(info.lineage.begin(), info.lineage.end(),
                      [](const auto& m) { return m.from_tier > 0 && m.to_tier > m.from_tier; });
@@ -58,6 +60,36 @@ void expect_filled_without_demotions(mlbs::Store<float>& u, std::uint64_t n) {
     on_fast += in(info, 1);
   }
   EXPECT_EQ(on_fast, 4);
+}
+
+/// Where each of `ids` is ("3:02" = record 3 in DRAM and on tier 2), for failure messages.
+std::string placement(mlbs::Store<float>& u, std::initializer_list<std::uint64_t> ids) {
+  std::string out;
+  for (std::uint64_t id : ids) {
+    out += " " + std::to_string(id) + ":";
+    for (int t : u.info(id).tiers) out += std::to_string(t);
+  }
+  return out;
+}
+
+/// Expects the `soonest` records in DRAM after a flush in a read phase, but for one that may still be on the fast
+/// tier with its slot lent to a later record (one of `later`) from the slow tier: policies::fetch_via_dram lends
+/// one slot to the slow tier's next when that tier is idle and the records DRAM waits for all come from the fast
+/// one. Whether it did depends on when the slow tier fell idle (the full suite under load once found 5 of
+/// ExplicitOrderPlacesByNextUse not in DRAM; 700 runs alone did not). A snapshot cannot tell that lending from
+/// one record of `later` swapped with one of `soonest`; DRAM holding any other set fails.
+void expect_soonest_in_dram(mlbs::Store<float>& u, std::initializer_list<std::uint64_t> soonest,
+                            std::initializer_list<std::uint64_t> later) {
+  std::vector<std::uint64_t> waiting;
+  for (std::uint64_t id : soonest)
+    if (!in(u.info(id), 0)) waiting.push_back(id);
+  const auto lent = std::count_if(later.begin(), later.end(), [&](std::uint64_t id) {
+    const auto info = u.info(id);
+    return in(info, 0) && std::any_of(info.lineage.begin(), info.lineage.end(),
+                                      [](const auto& m) { return m.from_tier == 2 && m.to_tier == 0; });
+  });
+  const bool ok = waiting.empty() || (waiting.size() == 1 && in(u.info(waiting[0]), 1) && lent == 1);
+  EXPECT_TRUE(ok) << "soonest:" << placement(u, soonest) << "; later:" << placement(u, later);
 }
 
 // LIFO: the newest records stay in DRAM; the fast tier fills, then the slow
@@ -222,13 +254,8 @@ TEST(PlacementDecisions, ReadPhasePrefetchesAcrossTiers) {
   for (std::uint64_t id : {11, 10, 9, 8}) u.read(id);
   u.flush();
   // Next needed: 7, 6, 5, 4 — all of them in DRAM now (no write headroom in a
-  // read phase), but that 4's slot may have gone to 3, the slow tier's next,
-  // when that tier was idle and 4 was still to come up from the fast tier
-  // (policies::fetch_via_dram): 4 then comes up at the next read. Which one
-  // depends on whether 4 came up before the slow tier fell idle.
-  for (std::uint64_t id : {7, 6, 5}) EXPECT_TRUE(in(u.info(id), 0)) << id;
-  EXPECT_TRUE(in(u.info(4), 0) || (in(u.info(4), 1) && in(u.info(3), 0)))
-      << "4 neither in DRAM nor on the fast tier with its slot lent to 3";
+  // read phase), or one still on the fast tier with its slot lent to the slow tier's next.
+  expect_soonest_in_dram(u, {7, 6, 5, 4}, {3, 2, 1, 0});
   // Which records the fast tier holds depends on when each was written down
   // (residents keep their place), but it is full and every record has one file copy.
   int on_fast = 0;
@@ -259,7 +286,7 @@ TEST(PlacementDecisions, ExplicitOrderPlacesByNextUse) {
   expect_filled_without_demotions(u, 12);
   for (std::uint64_t id : {3, 7, 1, 11}) u.read(id);
   u.flush();
-  for (std::uint64_t id : {0, 2, 4, 5}) EXPECT_TRUE(in(u.info(id), 0)) << id;
+  expect_soonest_in_dram(u, {0, 2, 4, 5}, {6, 8, 9, 10});
 }
 
 // An explicit order names the records still to come: those read before the ones written already claim
