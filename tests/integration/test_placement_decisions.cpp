@@ -126,7 +126,10 @@ TEST(PlacementDecisions, LifoWithTheCountKeepsNoRoomForAWriteThatWillNotCome) {
 
 // An explicit order that names no ids says nothing of the writes to come: its records rank by write
 // order, as FIFO's do, and DRAM keeps room for the next writes as FIFO's does (two of its four slots: it
-// holds the two oldest), rather than taking every write to be the last (the four oldest, no room kept).
+// holds the two oldest), rather than taking every write to be the last (the four oldest, no room kept:
+// 2 and 3 stay in DRAM and one of them never reaches the fast tier). The room may still hold one clean
+// copy of 2 .. 5 (the last write took the other slot): a copy lingers until a write needs its slot, and
+// which one does depends on how far the drains ran ahead of the writes (tsan's slow writer once left 4).
 TEST(PlacementDecisions, AnOrderNamingNoIdsKeepsRoomForTheNextWrites) {
   TempDir dir;
   mlbs::Runtime rt(cfg_for(dir, mlbs::Schedule::explicit_order({})));
@@ -134,10 +137,12 @@ TEST(PlacementDecisions, AnOrderNamingNoIdsKeepsRoomForTheNextWrites) {
   write_n(u, 12);
   u.flush();
   for (std::uint64_t id : {0, 1}) EXPECT_TRUE(in(u.info(id), 0)) << id;
+  int lingering = 0;
   for (std::uint64_t id = 2; id < 6; ++id) {
-    EXPECT_FALSE(in(u.info(id), 0)) << id << ": its slot was kept for a write";
-    EXPECT_TRUE(in(u.info(id), 1)) << id;
+    EXPECT_TRUE(in(u.info(id), 1)) << id;  // so a DRAM copy of it is clean: its slot is free to take
+    lingering += in(u.info(id), 0);
   }
+  EXPECT_LE(lingering, 1) << "DRAM kept no room for a write:" << placement(u, {0, 1, 2, 3, 4, 5});
   for (std::uint64_t id = 0; id < 12; ++id) {
     u.read(id);
     EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
