@@ -4,8 +4,10 @@
 // then the median, p90, max and the points above 1.05x. Run it with the
 // build before and after a change to the policies and compare the two
 // outputs (benchmarks/sweep_compare.py). --only KEY prints one point with
-// its tiers' totals and its timeline; --hint tells LIFO and FIFO the record count.
+// its tiers' totals and its timeline; --hint tells LIFO and FIFO the record count;
+// --parts K writes each point's records in K parts (docs/simulator.md, "Records in parts").
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,21 +35,28 @@ void print_detail(const mlbs::sim::Result& r) {
 int main(int argc, char** argv) {
   std::string only;
   bool hint = false;
+  unsigned long parts = 1;
+  const auto usage = [] {
+    std::fprintf(stderr, "usage: mlbs_sim_sweep [--only KEY] [--hint] [--parts K (1-64)]\n");
+    return 2;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
     } else if (a == "--hint") {
       hint = true;
+    } else if (a == "--parts" && i + 1 < argc) {
+      parts = std::strtoul(argv[++i], nullptr, 10);
+      if (parts < 1 || parts > 64) return usage();
     } else {
-      std::fprintf(stderr, "usage: mlbs_sim_sweep [--only KEY] [--hint]\n");
-      return 2;
+      return usage();
     }
   }
   std::vector<double> ratios;
   for (mlbs::sim::SweepPoint& p : mlbs::sim::sweep_points({mlbs::Schedule::Kind::lifo, mlbs::Schedule::Kind::fifo,
                                                             mlbs::Schedule::Kind::explicit_order},
-                                                           hint, only)) {
+                                                           hint, only, std::uint32_t(parts))) {
     p.machine.timeline = !only.empty();
     const mlbs::sim::Result r = mlbs::sim::simulate(p.machine, p.workload);
     ratios.push_back(r.wall_s / r.bound_s);

@@ -390,6 +390,11 @@ class Engine {
   std::uint64_t pending_bytes_ = 0;  ///< DRAM wanted by writes in progress
   unsigned slot_waiters_ = 0;        ///< writes waiting for a DRAM slot (policies::View::write_waits)
   std::uint64_t last_write_bytes_ = 0;
+  /// Writes back to back, a step in several records (write()); the last
+  /// write's return and its copy's time tell the next one's burst.
+  policies::WriteBursts bursts_;
+  std::optional<std::chrono::steady_clock::time_point> last_write_end_;
+  std::uint64_t last_copy_ns_ = 0;
   std::uint64_t version_ = 0;        ///< bumped on every state change
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do
   unsigned inflight_ = 0;  ///< helpers' copies and the remover's removal under way

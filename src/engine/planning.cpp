@@ -136,7 +136,8 @@ void Engine::refresh_placement() {
                       0);
   const std::uint64_t streams =
       policies::write_streams(budget, last_write_bytes_, limits.file_rates, limits.file_bytes, newest_first(), persistent());
-  limits.dram_bytes = policies::dram_limit(budget, pending_bytes_, policies::write_headroom(last_write_bytes_, coming),
+  const std::uint64_t room = policies::write_room(bursts_.bytes(), last_write_bytes_, budget);
+  limits.dram_bytes = policies::dram_limit(budget, pending_bytes_, policies::write_headroom(room, coming),
                                            policies::held_bytes(ranked_), streams, !newest_first());
   if (newest_first()) limits.lookahead_bytes = budget;
   limits.bottleneck_first = policies::bottleneck_first(schedule_.kind, budget, last_write_bytes_, persistent());

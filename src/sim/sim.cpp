@@ -30,6 +30,22 @@ std::vector<std::uint64_t> read_order(const Workload& w) {
   return order;
 }
 
+Workload split_records(Workload w, std::uint32_t parts) {
+  if (parts == 0 || w.record_bytes % parts != 0)
+    throw InvalidArgumentError(EINVAL, fmt::format("{} parts do not divide a record of {} bytes", parts, w.record_bytes),
+                               {});
+  if (parts == 1) return w;
+  std::vector<std::uint64_t> order;
+  order.reserve(w.order.size() * parts);
+  for (std::uint64_t id : w.order)
+    for (std::uint32_t j = 0; j < parts; ++j) order.push_back(id * parts + j);
+  w.order = std::move(order);
+  w.record_bytes /= parts;
+  w.records *= parts;
+  w.parts *= parts;
+  return w;
+}
+
 std::vector<std::uint64_t> revolve_like_order(std::uint32_t n, std::uint32_t group) {
   std::vector<std::uint64_t> order;
   if (n == 0 || group == 0) return order;
@@ -71,14 +87,18 @@ class Model {
     used_.assign(tiers(), 0);
     wb_.assign(tiers(), false);
     res_.tiers.resize(tiers());
-    for (std::uint32_t i = 0; i < w.records; ++i) steps_.push_back({Step::Kind::compute, w.compute_per_write_s, 0}),
-                                                  steps_.push_back({Step::Kind::write, 0, i});
+    // The compute is per step: before a step's first part goes in, after its last comes back.
+    for (std::uint32_t i = 0; i < w.records; ++i) {
+      if (i % w.parts == 0) steps_.push_back({Step::Kind::compute, w.compute_per_write_s, 0});
+      steps_.push_back({Step::Kind::write, 0, i});
+    }
     if (m.persistent) steps_.push_back({Step::Kind::flush, 0, 0});
     if (w.compute_at_turn_s > 0) steps_.push_back({Step::Kind::compute, w.compute_at_turn_s, 0});
     for (std::size_t k = 0; k < order_.size(); ++k) {
       positions_[order_[k]].push_back(static_cast<std::uint32_t>(k));
       steps_.push_back({Step::Kind::read, 0, order_[k]});
-      steps_.push_back({Step::Kind::compute, w.compute_per_read_s, 0});
+      if ((k + 1) % w.parts == 0 || k + 1 == order_.size())
+        steps_.push_back({Step::Kind::compute, w.compute_per_read_s, 0});
     }
   }
 
@@ -143,6 +163,8 @@ class Model {
     if (detail::round_up_block(w_.record_bytes) > m_.dram_bytes)
       throw InvalidArgumentError(EINVAL, "a record's slot is larger than the DRAM budget", {"", std::nullopt, "tier 0 (memory)"});
     if (m_.helpers == 0) throw InvalidArgumentError(EINVAL, "the model needs at least one helper", {});
+    if (w_.parts == 0 || w_.records % w_.parts != 0)
+      throw InvalidArgumentError(EINVAL, "the records written are not a whole number of steps of `parts` records", {});
     if (!(m_.codec_ratio >= 1.0))
       throw InvalidArgumentError(EINVAL, "a codec's ratio (raw / stored bytes) must be >= 1", {});
     for (std::uint64_t id : order_)
@@ -164,6 +186,7 @@ class Model {
       case Step::Kind::write:
         pending_ = detail::round_up_block(w_.record_bytes);
         last_write_ = pending_;
+        bursts_.start(pending_, now_ - last_write_end_, last_copy_s_);
         waiting_ = Waiting::write;
         blocked_since_ = now_;
         return;
@@ -249,6 +272,8 @@ class Model {
     r->copies = bit(0);
     r->last_use = ++tick_;
     pending_ = 0;
+    last_write_end_ = now_;
+    last_copy_s_ = double(r->size) / m_.copy_bytes_per_s;
     res_.bytes_written += r->size;
     res_.tiers[0].bytes_in += r->size;
     if (gen_ == w_.records) res_.write_phase_s = now_;
@@ -408,7 +433,8 @@ class Model {
       coming.writes_done = std::ranges::none_of(positions_, [&](const auto& p) { return p.first >= started; });
     const std::uint64_t streams =
         pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, limits.file_bytes, newest_first, m_.persistent);
-    limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(last_write_, coming),
+    const std::uint64_t room = pol::write_room(bursts_.bytes(), last_write_, m_.dram_bytes);
+    limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(room, coming),
                                         pol::held_bytes(ranked_), streams, !newest_first);
     if (newest_first) limits.lookahead_bytes = m_.dram_bytes;
     limits.bottleneck_first = pol::bottleneck_first(w_.schedule, m_.dram_bytes, last_write_, m_.persistent);
@@ -629,6 +655,8 @@ class Model {
   double app_until_ = 0, blocked_since_ = 0, now_ = 0;
   std::unique_ptr<Record> copying_;  ///< the write being copied into its slot
   std::uint64_t pending_ = 0, last_write_ = 0, gen_ = 0, tick_ = 0, flush_horizon_ = 0;
+  pol::WriteBursts bursts_;
+  double last_write_end_ = 0, last_copy_s_ = 0;  ///< the last write's return and its copy's time
 
   std::vector<std::unique_ptr<Record>> records_;
   std::unordered_map<std::uint64_t, Record*> by_id_;

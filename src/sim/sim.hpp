@@ -51,7 +51,9 @@ struct Machine {
 
 /// The application: `records` writes of `record_bytes` (ids 0..n-1), each
 /// after `compute_per_write_s`, then `compute_at_turn_s`, then the reads of
-/// the schedule, each followed by `compute_per_read_s`.
+/// the schedule, each followed by `compute_per_read_s`. With `parts` > 1 a
+/// step hands its data over as that many records (split_records()): the
+/// compute comes before a step's first write and after its last read.
 struct Workload {
   std::uint64_t record_bytes = 0;
   std::uint32_t records = 0;
@@ -69,6 +71,9 @@ struct Workload {
   /// (Schedule::expected_records, "lifo:N", "fifo:N"). An explicit order always tells
   /// (its ids not written yet, Engine::coming_records()).
   bool hint_records = false;
+  /// Records per step (ids step x parts .. step x parts + parts - 1); `records`
+  /// is a multiple of it.
+  std::uint32_t parts = 1;
 };
 
 struct TierTotals {
@@ -112,6 +117,13 @@ std::vector<std::uint64_t> read_order(const Workload& w);
 /// then the rest newest first, then the head again. The tests' sweep and
 /// mlbs_sim_check use it.
 std::vector<std::uint64_t> revolve_like_order(std::uint32_t n, std::uint32_t group);
+
+/// `w` with each record split into `parts` records of a part's size, as an
+/// application that writes its step's data in parts does: `parts` x as many
+/// records, an explicit order's ids each read as its parts in order, the
+/// compute per step unchanged. Throws InvalidArgumentError when `parts` is 0
+/// or does not divide the record size.
+Workload split_records(Workload w, std::uint32_t parts);
 
 /// Runs the model to the end. Throws InvalidArgumentError for a model that
 /// cannot run (no tiers, a bandwidth of 0, a record larger than DRAM, an

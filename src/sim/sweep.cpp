@@ -20,7 +20,8 @@ const char* kind_name(Schedule::Kind k) {
 
 }  // namespace
 
-std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds, bool hint, std::string_view only) {
+std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds, bool hint, std::string_view only,
+                                     std::uint32_t parts) {
   constexpr std::uint64_t kRecord = 16ull << 20;
   std::vector<SweepPoint> points;
   for (auto k : kinds)
@@ -51,6 +52,7 @@ std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds, bool hin
                 const double io = std::max(simulate(m, w).least_io_s, 0.01);
                 const std::size_t calls = n + read_order(w).size();
                 w.compute_per_write_s = w.compute_per_read_s = f * io / double(calls);
+                w = split_records(std::move(w), parts);  // the same steps' compute and bytes, in parts
                 points.push_back(std::move(p));
               }
   return points;

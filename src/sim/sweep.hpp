@@ -30,11 +30,13 @@ struct SweepPoint {
 /// quarter of the data each, or unlimited; compute per call 0, 0.5, 1 and 2
 /// times the least I/O time over the calls. `hint`: LIFO and FIFO are told
 /// the record count. Runs the model once per point to size its compute. A non-empty
-/// `only` keeps the point of that key alone.
+/// `only` keeps the point of that key alone. `parts` > 1: each point's
+/// records written in that many parts (split_records()), under the same key,
+/// so that the two sweeps compare point by point.
 std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds = {Schedule::Kind::lifo,
                                                                           Schedule::Kind::fifo,
                                                                           Schedule::Kind::explicit_order},
-                                     bool hint = false, std::string_view only = {});
+                                     bool hint = false, std::string_view only = {}, std::uint32_t parts = 1);
 
 /// Wall over the physical bound over a sweep: what mlbs_sim_sweep prints
 /// last and tests/unit/test_sim.cpp guards.

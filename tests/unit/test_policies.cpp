@@ -1124,6 +1124,34 @@ TEST(Pass, RecordsToComeTakeTheirPlacesByRank) {
   EXPECT_EQ(recs[1].dir_target, 2);
 }
 
+// Writes that start sooner after the last one returned than it took to copy in are one burst (a step in
+// parts); the burst is the longer of the one under way and the one before.
+TEST(Pass, WritesBackToBackAreOneBurst) {
+  WriteBursts b;
+  b.start(kRec, std::numeric_limits<double>::infinity(), 0);  // the first write
+  EXPECT_EQ(b.bytes(), kRec);
+  b.start(kRec, 0.0001, 0.001);
+  b.start(kRec, 0.0001, 0.001);
+  EXPECT_EQ(b.bytes(), 3 * kRec);
+  b.start(kRec, 0.02, 0.001);  // after a compute: the next step's first record
+  EXPECT_EQ(b.bytes(), 3 * kRec) << "the step before still counts";
+  b.start(kRec, 0.0001, 0.001);
+  b.start(kRec, 0.02, 0.001);
+  EXPECT_EQ(b.bytes(), 2 * kRec) << "the step before, now of two";
+}
+
+// DRAM keeps room for a burst where it holds four of them, else for the last write; none once reads began.
+TEST(Pass, WriteRoomIsABurstWhereDramHoldsFour) {
+  EXPECT_EQ(write_room(4 * kRec, kRec, 16 * kRec), 4 * kRec);
+  EXPECT_EQ(write_room(4 * kRec, kRec, 15 * kRec), kRec) << "DRAM for less than four bursts";
+  EXPECT_EQ(write_room(kRec / 2, kRec, 16 * kRec), kRec) << "at least the last write";
+  EXPECT_EQ(write_room(4 * kRec, 0, 16 * kRec), 0u) << "reads began";
+  const Coming more{{}, kRec};
+  EXPECT_EQ(dram_limit(16 * kRec, 0, write_headroom(write_room(4 * kRec, kRec, 16 * kRec), more), 20 * kRec),
+            8 * kRec)
+      << "room for the step and the next while writes spill";
+}
+
 // Once the schedule says no write is to come (lifo:N with N written), DRAM keeps no room for one: the
 // record it would have sent down for that room, one read among the first, stays. The write in progress
 // keeps its room either way.

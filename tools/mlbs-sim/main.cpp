@@ -2,7 +2,8 @@
 // burst-buffer and file-system capacities and bandwidths, helpers and the
 // compute time per step, the wall time mlbs's planner would reach, the time
 // the application would block, and each tier's traffic; --recommend finds
-// the smallest DRAM budget that keeps blocking under 2% (docs/simulator.md).
+// the smallest DRAM budget that keeps blocking under 2%; --parts K what
+// writing each record in K parts would give (docs/simulator.md).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -66,7 +67,7 @@ std::string bytes(double b) {
   return fmt::format("{:.4g} {}", b, unit[u]);
 }
 
-nlohmann::json to_json(const Machine& m, const Result& r) {
+nlohmann::json to_json(const Machine& m, const Workload& w, const Result& r) {
   nlohmann::json tiers = nlohmann::json::array();
   for (std::size_t t = 0; t < r.tiers.size(); ++t)
     tiers.push_back({{"tier", t},
@@ -75,6 +76,7 @@ nlohmann::json to_json(const Machine& m, const Result& r) {
                      {"peak_used_bytes", r.tiers[t].peak_used_bytes},
                      {"busy_s", r.tiers[t].busy_s}});
   return {{"dram_bytes", m.dram_bytes},     {"helpers", m.helpers},
+          {"parts", w.parts},
           {"codec_ratio", m.codec_ratio},
           {"wall_s", r.wall_s},             {"write_phase_s", r.write_phase_s},
           {"compute_s", r.compute_s},       {"copy_s", r.copy_s},
@@ -111,6 +113,7 @@ int main(int argc, char** argv) {
   Workload w;
   w.records = 32;
   bool recommend = false;
+  std::uint32_t parts = 1;
   app.add_option("--dram", dram, "DRAM budget")->capture_default_str();
   app.add_option("--tier", tier_specs, "a file tier, fastest first: CAPACITY:BANDWIDTH[:LATENCY] (capacity 0 = unlimited)")
       ->required();
@@ -133,6 +136,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 1e6));
   app.add_option("--encode-bw", encode_bw, "a helper's encode rate, raw bytes/s (0 = free)")->capture_default_str();
   app.add_option("--decode-bw", decode_bw, "a helper's decode rate, raw bytes/s (0 = free)")->capture_default_str();
+  app.add_option("--parts", parts,
+                 "write each record as this many records of a part's size, computing once per step (--records, "
+                 "--order and the compute stay per step)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   app.add_flag("--hint", w.hint_records, "lifo, fifo: tell the planner how many records will come (lifo:N, fifo:N)");
   app.add_flag("--recommend", recommend, "sweep the DRAM budget and recommend the smallest with blocking <= 2%");
   app.add_option("--json", json, "also write the results as JSON to this file");
@@ -155,6 +163,7 @@ int main(int argc, char** argv) {
     if (w.schedule == mlbs::Schedule::Kind::explicit_order && order.empty())
       throw CLI::ValidationError("--order", "--schedule explicit needs --order ID,ID,...");
     w.order = order;
+    w = mlbs::sim::split_records(std::move(w), parts);
 
     nlohmann::json out;
     if (!recommend) {
@@ -163,7 +172,7 @@ int main(int argc, char** argv) {
       for (const mlbs::sim::Span& sp : r.timeline)
         fmt::print("{:9.4f} {:9.4f}  {:<28} id {:<5} {}\n", sp.start_s, sp.end_s, sp.what, sp.id,
                    sp.src < 0 ? std::string() : fmt::format("{} -> {}", sp.src, sp.dst));
-      out = to_json(m, r);
+      out = to_json(m, w, r);
     } else {
       // From the data volume down by halves: the smallest budget that still
       // keeps blocking under 2% of wall.
@@ -178,7 +187,7 @@ int main(int argc, char** argv) {
         const double share = r.wall_s > 0 ? r.blocked_s() / r.wall_s : 0.0;
         fmt::print("{:>12} {:>10.4f} {:>10.4f} {:>8.3f}x {:>8.1f}%\n", bytes(double(d)), r.wall_s, r.bound_s,
                    r.bound_s > 0 ? r.wall_s / r.bound_s : 0.0, 100 * share);
-        out.push_back(to_json(mm, r));
+        out.push_back(to_json(mm, w, r));
         if (share <= 0.02) best = d;
       }
       if (best)
