@@ -23,8 +23,11 @@
 // down to every tier"). --machine three has three file tiers, two bounded
 // (48 MiB each at 512 and 256 MiB/s) above an unlimited one at 128 MiB/s,
 // DRAM for 8 records, 10 ms per call and three helpers: the sweep's
-// t3/fs0.25 classes on real tiers. --trace FILE writes the last real run's Chrome
-// trace, to set beside the model's timeline (mlbs-sim --timeline).
+// t3/fs0.25 classes on real tiers. --parts K writes each step's snapshot as K
+// records back to back (ids step x K + j; the compute stays per step), as
+// mlbs-sim --parts models it (docs/simulator.md, "Records in parts"). --trace
+// FILE writes the last real run's Chrome trace, to set beside the model's
+// timeline (mlbs-sim --timeline).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,6 +87,7 @@ struct Setup {
   MachineSpec m = kMachines[0];
   unsigned helpers = 0;  ///< 0: the machine's
   std::string schedule = "lifo";  ///< lifo, lifo:N, fifo, fifo:N or revolve
+  std::uint32_t parts = 1;        ///< records per step (records and record_bytes are per step)
   /// The application's copy into a slot (and hash), bytes/s, as the real
   /// runs measured it (Stats::copy_ns): the model's copy_bytes_per_s.
   double copy_bw = 16e9;
@@ -103,9 +107,10 @@ struct Order {
 
 Order order_for(const Setup& s) {
   Order o;
-  const std::uint32_t n = s.records;
-  if (s.schedule == "revolve") {
-    o.ids = mlbs::sim::revolve_like_order(n, 4);
+  const std::uint32_t n = s.records * s.parts;  // records, not steps
+  if (s.schedule == "revolve") {  // each step's parts in order (sim::split_records)
+    for (std::uint64_t step : mlbs::sim::revolve_like_order(s.records, 4))
+      for (std::uint32_t j = 0; j < s.parts; ++j) o.ids.push_back(step * s.parts + j);
     o.schedule = mlbs::Schedule::explicit_order(o.ids);
     return o;
   }
@@ -147,16 +152,16 @@ RealRun real_run(const Setup& s, const fs::path& dir) {
   cfg.schedule = order.schedule;
   cfg.live_catalog = false;
   mlbs::Runtime rt(cfg);
-  mlbs::Store<float> u(rt, "u", s.record_bytes / sizeof(float));
+  mlbs::Store<float> u(rt, "u", s.record_bytes / s.parts / sizeof(float));
   std::fill(u.begin(), u.end(), 1.0f);
   const auto t0 = Clock::now();
   for (std::uint32_t i = 0; i < s.records; ++i) {
     compute(s.m.compute_s);
-    u.write(i);
+    for (std::uint32_t j = 0; j < s.parts; ++j) u.write(std::uint64_t(i) * s.parts + j);
   }
-  for (std::uint64_t id : order.ids) {
-    u.read(id);
-    compute(s.m.compute_s);
+  for (std::size_t k = 0; k < order.ids.size(); ++k) {
+    u.read(order.ids[k]);
+    if ((k + 1) % s.parts == 0 || k + 1 == order.ids.size()) compute(s.m.compute_s);  // as the model's steps
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::uint64_t copy_ns = rt.stats().copy_ns;
@@ -176,7 +181,8 @@ mlbs::sim::Result simulated(const Setup& s) {
   const Order order = order_for(s);
   w.schedule = order.schedule.kind;
   w.hint_records = order.schedule.expected_records > 0;
-  if (w.schedule == mlbs::Schedule::Kind::explicit_order) w.order = order.ids;
+  w = mlbs::sim::split_records(std::move(w), s.parts);
+  if (w.schedule == mlbs::Schedule::Kind::explicit_order) w.order = order.ids;  // in parts already
   return mlbs::sim::simulate(m, w);
 }
 
@@ -200,6 +206,11 @@ int main(int argc, char** argv) {
     if (a == "--helpers") s.helpers = unsigned(std::max(1, std::atoi(argv[i + 1])));
     if (a == "--machine") machine = argv[i + 1];
     if (a == "--trace") trace_path = argv[i + 1];
+    if (a == "--parts") s.parts = std::uint32_t(std::clamp(std::atoi(argv[i + 1]), 1, 64));
+  }
+  if (s.record_bytes % (std::uint64_t(s.parts) * mlbs::detail::kBlockAlign) != 0) {
+    std::fprintf(stderr, "sim-check: --parts %u does not split an 8 MiB record into whole blocks\n", s.parts);
+    return 2;
   }
   const MachineSpec* row = std::find_if(std::begin(kMachines), std::end(kMachines),
                                         [&](const MachineSpec& m) { return machine == m.name; });
@@ -247,10 +258,12 @@ int main(int argc, char** argv) {
     std::snprintf(one, sizeof one, "%s%.3f", runs.empty() ? "" : " ", w);
     runs += one;
   }
-  std::printf("sim-check (%s%s): real wall %.3f s (median of %s), simulated %.3f s: %+.1f%% "
+  const std::string parts = s.parts > 1 ? ", " + std::to_string(s.parts) + " parts" : "";
+  std::printf("sim-check (%s%s%s): real wall %.3f s (median of %s), simulated %.3f s: %+.1f%% "
               "(tolerance %.0f%%); physical bound %.3f s: real %.3fx, simulated %.3fx; copies into slots at "
               "%.1f GiB/s\n",
-              s.schedule.c_str(), machine == "default" ? "" : (", " + machine).c_str(), real, runs.c_str(), model,
+              s.schedule.c_str(), machine == "default" ? "" : (", " + machine).c_str(), parts.c_str(), real,
+              runs.c_str(), model,
               100 * off, 100 * tolerance, sim.bound_s, real / sim.bound_s, model / sim.bound_s,
               s.copy_bw / double(1ull << 30));
   return std::abs(off) <= tolerance ? 0 : 1;
