@@ -108,9 +108,12 @@ struct Order {
 Order order_for(const Setup& s) {
   Order o;
   const std::uint32_t n = s.records * s.parts;  // records, not steps
-  if (s.schedule == "revolve") {  // each step's parts in order (sim::split_records)
-    for (std::uint64_t step : mlbs::sim::revolve_like_order(s.records, 4))
-      for (std::uint32_t j = 0; j < s.parts; ++j) o.ids.push_back(step * s.parts + j);
+  if (s.schedule == "revolve") {  // each step's parts in order, as the model reads them
+    mlbs::sim::Workload steps;
+    steps.record_bytes = s.record_bytes;
+    steps.records = s.records;
+    steps.order = mlbs::sim::revolve_like_order(s.records, 4);
+    o.ids = mlbs::sim::split_records(std::move(steps), s.parts).order;
     o.schedule = mlbs::Schedule::explicit_order(o.ids);
     return o;
   }

@@ -106,8 +106,9 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   const auto wait_start = Clock::now();
   // Before take_slot() plans: DRAM keeps room for the step this write may be part of (policies::write_room).
   // Another thread's write may have returned since this one began: a gap of 0, the same burst.
-  const double gap_s = last_write_end_ ? std::max(0.0, std::chrono::duration<double>(wait_start - *last_write_end_).count())
-                                       : std::numeric_limits<double>::infinity();
+  const double gap_s = last_write_end_
+                           ? std::max(0.0, std::chrono::duration<double>(wait_start - *last_write_end_).count())
+                           : std::numeric_limits<double>::infinity();
   bursts_.start(detail::round_up_block(bytes), gap_s, double(last_copy_ns_) * 1e-9);
   bool waited = false;
   detail::Block block = take_slot(lock, s, id, bytes, waited);

@@ -32,8 +32,8 @@ std::vector<std::uint64_t> read_order(const Workload& w) {
 
 Workload split_records(Workload w, std::uint32_t parts) {
   if (parts == 0 || w.record_bytes % parts != 0)
-    throw InvalidArgumentError(EINVAL, fmt::format("{} parts do not divide a record of {} bytes", parts, w.record_bytes),
-                               {});
+    throw InvalidArgumentError(EINVAL,
+                               fmt::format("{} parts do not divide a record of {} bytes", parts, w.record_bytes), {});
   if (parts == 1) return w;
   std::vector<std::uint64_t> order;
   order.reserve(w.order.size() * parts);

@@ -197,8 +197,8 @@ int main(int argc, char** argv) {
       else
         fmt::print("no DRAM budget up to the data volume keeps blocking under 2%: the file tiers are the bottleneck\n");
       // At the budget given: each snapshot in parts (whole blocks each), where DRAM holds few snapshots.
-      fmt::print("\nat DRAM {}, each snapshot written in parts:\n{:>6} {:>10} {:>9} {:>9}\n", bytes(double(m.dram_bytes)),
-                 "parts", "wall s", "x bound", "blocked");
+      fmt::print("\nat DRAM {}, each snapshot written in parts:\n{:>6} {:>10} {:>9} {:>9}\n",
+                 bytes(double(m.dram_bytes)), "parts", "wall s", "x bound", "blocked");
       std::uint32_t best_parts = 1;
       double best_wall = 0, whole_wall = 0;
       for (std::uint32_t k : {1u, 2u, 4u, 8u}) {

@@ -160,7 +160,7 @@ class WriteBursts {
 /// compute between them (one burst that outgrows DRAM: the tiers are the
 /// bottleneck and room taken from the records DRAM holds would cost reads).
 /// 0 once reads began (`last_write_bytes` 0). mlbs-sim's sweep in four
-/// parts: 442 -> 372 points above 1.05x, none changed for whole records.
+/// parts: 442 -> 378 points above 1.05x, none changed for whole records.
 std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget);
 
 /// The write room (write_room()), which dram_limit() keeps DRAM room for (a
