@@ -25,7 +25,9 @@
 // DRAM for 8 records, 10 ms per call and three helpers: the sweep's
 // t3/fs0.25 classes on real tiers. --parts K writes each step's snapshot as K
 // records back to back (ids step x K + j; the compute stays per step), as
-// mlbs-sim --parts models it (docs/simulator.md, "Records in parts"). --trace
+// mlbs-sim --parts models it (docs/simulator.md, "Records in parts");
+// --store-parts K has the store do it (StoreOptions::parts, docs/parts.md):
+// one record per step, kept as K parts, the same model. --trace
 // FILE writes the last real run's Chrome trace, to set beside the model's
 // timeline (mlbs-sim --timeline).
 #include <algorithm>
@@ -88,6 +90,7 @@ struct Setup {
   unsigned helpers = 0;  ///< 0: the machine's
   std::string schedule = "lifo";  ///< lifo, lifo:N, fifo, fifo:N or revolve
   std::uint32_t parts = 1;        ///< records per step (records and record_bytes are per step)
+  bool store_parts = false;       ///< the store keeps each step's one record in `parts` (StoreOptions::parts)
   /// The application's copy into a slot (and hash), bytes/s, as the real
   /// runs measured it (Stats::copy_ns): the model's copy_bytes_per_s.
   double copy_bw = 16e9;
@@ -151,20 +154,28 @@ RealRun real_run(const Setup& s, const fs::path& dir) {
     cfg.tiers.back().bandwidth_bytes_per_s = t.bw;
   }
   cfg.helper_threads = s.helpers;
-  const Order order = order_for(s);
+  // In store parts the application sees one record per step: its order and
+  // schedule name steps, which every part store follows.
+  Setup app = s;
+  mlbs::StoreOptions options;
+  if (s.store_parts) {
+    app.parts = 1;
+    options.parts = s.parts;
+  }
+  const Order order = order_for(app);
   cfg.schedule = order.schedule;
   cfg.live_catalog = false;
   mlbs::Runtime rt(cfg);
-  mlbs::Store<float> u(rt, "u", s.record_bytes / s.parts / sizeof(float));
+  mlbs::Store<float> u(rt, "u", options, s.record_bytes / app.parts / sizeof(float));
   std::fill(u.begin(), u.end(), 1.0f);
   const auto t0 = Clock::now();
   for (std::uint32_t i = 0; i < s.records; ++i) {
     compute(s.m.compute_s);
-    for (std::uint32_t j = 0; j < s.parts; ++j) u.write(std::uint64_t(i) * s.parts + j);
+    for (std::uint32_t j = 0; j < app.parts; ++j) u.write(std::uint64_t(i) * app.parts + j);
   }
   for (std::size_t k = 0; k < order.ids.size(); ++k) {
     u.read(order.ids[k]);
-    if ((k + 1) % s.parts == 0 || k + 1 == order.ids.size()) compute(s.m.compute_s);  // as the model's steps
+    if ((k + 1) % app.parts == 0 || k + 1 == order.ids.size()) compute(s.m.compute_s);  // as the model's steps
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::uint64_t copy_ns = rt.stats().copy_ns;
@@ -209,7 +220,8 @@ int main(int argc, char** argv) {
     if (a == "--helpers") s.helpers = unsigned(std::max(1, std::atoi(argv[i + 1])));
     if (a == "--machine") machine = argv[i + 1];
     if (a == "--trace") trace_path = argv[i + 1];
-    if (a == "--parts") s.parts = std::uint32_t(std::clamp(std::atoi(argv[i + 1]), 1, 64));
+    if (a == "--parts" || a == "--store-parts") s.parts = std::uint32_t(std::clamp(std::atoi(argv[i + 1]), 1, 64));
+    if (a == "--store-parts") s.store_parts = true;
   }
   if (s.record_bytes % (std::uint64_t(s.parts) * mlbs::detail::kBlockAlign) != 0) {
     std::fprintf(stderr, "sim-check: --parts %u does not split an 8 MiB record into whole blocks\n", s.parts);
@@ -261,7 +273,8 @@ int main(int argc, char** argv) {
     std::snprintf(one, sizeof one, "%s%.3f", runs.empty() ? "" : " ", w);
     runs += one;
   }
-  const std::string parts = s.parts > 1 ? ", " + std::to_string(s.parts) + " parts" : "";
+  const std::string parts =
+      s.parts > 1 ? ", " + std::to_string(s.parts) + (s.store_parts ? " store parts" : " parts") : "";
   std::printf("sim-check (%s%s%s): real wall %.3f s (median of %s), simulated %.3f s: %+.1f%% "
               "(tolerance %.0f%%); physical bound %.3f s: real %.3fx, simulated %.3fx; copies into slots at "
               "%.1f GiB/s\n",

@@ -17,6 +17,7 @@ module mlbs
     type(c_ptr) :: codec
     integer(c_int) :: elements
     integer(c_int32_t) :: plane_nx, plane_ny
+    integer(c_int32_t) :: parts
   end type c_store_options
 
   !> A runtime: tiers, catalog and helper threads (mlbs::Runtime).
@@ -185,8 +186,9 @@ contains
   !> persistent store recovers its records). `codec`: the store's own
   !> ("zstd:3", "zfp:precision=20", "none" ...) instead of the runtime's;
   !> `elements`: MLBS_REAL4 or MLBS_REAL8 when its records are reals (ZFP
-  !> codes nothing else), MLBS_BYTES by default.
-  subroutine mlbs_store_open(store, rt, name, bytes, stat, errmsg, codec, elements)
+  !> codes nothing else), MLBS_BYTES by default; `parts`: each record kept
+  !> as that many parts, in a scratch runtime (docs/parts.md), 1 by default.
+  subroutine mlbs_store_open(store, rt, name, bytes, stat, errmsg, codec, elements, parts)
     type(mlbs_store), intent(out) :: store
     type(mlbs_runtime), intent(in) :: rt
     character(len=*), intent(in) :: name
@@ -195,9 +197,10 @@ contains
     character(len=*), intent(inout), optional :: errmsg
     character(len=*), intent(in), optional :: codec
     integer, intent(in), optional :: elements
+    integer, intent(in), optional :: parts
     type(c_store_options) :: options
     character(kind=c_char), allocatable, target :: c_codec(:)
-    if (.not. present(codec) .and. .not. present(elements)) then
+    if (.not. present(codec) .and. .not. present(elements) .and. .not. present(parts)) then
       call done(c_store_create(rt%handle, c_string(name), bytes, store%handle), stat, errmsg)
       return
     end if
@@ -205,6 +208,8 @@ contains
     options%elements = MLBS_BYTES
     options%plane_nx = 0
     options%plane_ny = 0
+    options%parts = 0
+    if (present(parts)) options%parts = int(parts, c_int32_t)
     if (present(codec)) then
       c_codec = c_string(codec)
       options%codec = c_loc(c_codec)

@@ -107,9 +107,13 @@ struct RecordInfo {
   /// record recovered from a journal an older mlbs wrote; docs/persistence.md);
   /// valid when has_checksum
   std::uint64_t checksum = 0;
-  bool has_checksum = false;
+  bool has_checksum = false;  ///< false for a record in parts: each part is checked on its own
   std::uint64_t stored_bytes = 0;    ///< bytes of its file copies when a codec stored it encoded; 0: raw
-  std::vector<int> tiers;            ///< tiers holding a full copy now
+  /// Tiers holding a full copy now; a record in parts (StoreOptions::parts):
+  /// tiers holding a copy of one part at least, each part's in part_tiers.
+  std::vector<int> tiers;
+  std::vector<std::vector<int>> part_tiers;  ///< a record in parts: each part's tiers, part 0 first; else empty
+  std::vector<std::uint64_t> part_bytes;     ///< a record in parts: each part's size (where it was cut); else empty
   bool durable = false;              ///< persistent mode: on the last tier and journaled
   std::vector<Move> lineage;         ///< timestamped moves between tiers
 };

@@ -22,6 +22,13 @@ struct StoreOptions {
   /// given float64, is an InvalidArgumentError.
   enum class Elements : std::uint8_t { from_type, float32, float64 };
   Elements elements = Elements::from_type;
+  /// Each record kept as this many parts, written back to back and read back
+  /// into one buffer (docs/parts.md): where DRAM holds only two or three
+  /// records, parts let the tiers copy one step's data side by side. 1: whole
+  /// records. At most kMaxParts; scratch stores only (a persistent store in
+  /// parts is an InvalidArgumentError naming it).
+  std::uint32_t parts = 1;
+  static constexpr std::uint32_t kMaxParts = 64;
 };
 
 }  // namespace mlbs

@@ -162,6 +162,10 @@ nb::dict to_dict(const RecordInfo& info) {
   d["checksum"] = info.has_checksum ? nb::object(nb::int_(info.checksum)) : nb::none();
   d["stored_bytes"] = info.stored_bytes;
   d["tiers"] = nb::cast(info.tiers);
+  if (!info.part_tiers.empty()) {  // a store in parts
+    d["part_tiers"] = nb::cast(info.part_tiers);
+    d["part_bytes"] = nb::cast(info.part_bytes);
+  }
   d["durable"] = info.durable;
   nb::list lineage;
   for (const RecordInfo::Move& mv : info.lineage)

@@ -118,7 +118,7 @@ class PyRuntime {
 
 class PyStore {
  public:
-  PyStore(PyRuntime& rt, std::string name, ArraySpec spec, std::string codec)
+  PyStore(PyRuntime& rt, std::string name, ArraySpec spec, std::string codec, std::uint32_t parts)
       : shared_(rt.shared()),
         spec_(std::move(spec)),
         cache_(std::make_shared<BlockCache>(spec_.nbytes)),
@@ -128,8 +128,9 @@ class PyStore {
     nb::gil_scoped_release unlocked;   // a persistent store recovers here
     std::unique_lock lock(shared_->mu);
     if (!shared_->rt) closed("runtime", name_);
-    *core_ = std::make_unique<detail::StoreCore>(*shared_->rt, name_, element_kind(spec_),
-                                                  StoreOptions{std::move(codec), plane_nx(spec_), plane_ny(spec_)});
+    StoreOptions options{std::move(codec), plane_nx(spec_), plane_ny(spec_)};
+    options.parts = parts;
+    *core_ = std::make_unique<detail::StoreCore>(*shared_->rt, name_, element_kind(spec_), options);
     shared_->stores.push_back(core_);
   }
 
@@ -271,15 +272,17 @@ void bind_runtime(nb::module_& m) {
            nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
       .def(
           "store",
-          [](PyRuntime& rt, std::string name, nb::handle shape, nb::handle dtype, std::optional<std::string> codec) {
-            return new PyStore(rt, std::move(name), ArraySpec::from_python(shape, dtype), codec.value_or(""));
+          [](PyRuntime& rt, std::string name, nb::handle shape, nb::handle dtype, std::optional<std::string> codec,
+             std::uint32_t parts) {
+            return new PyStore(rt, std::move(name), ArraySpec::from_python(shape, dtype), codec.value_or(""), parts);
           },
           nb::arg("name"), nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(),
-          nb::arg("codec") = nb::none(), nb::keep_alive<0, 1>(),
+          nb::arg("codec") = nb::none(), nb::arg("parts") = 1, nb::keep_alive<0, 1>(),
           nb::sig("def store(self, name: str, shape: int | collections.abc.Sequence[int], dtype: "
-                  "numpy.typing.DTypeLike = None, *, codec: str | None = None) -> Store"),
+                  "numpy.typing.DTypeLike = None, *, codec: str | None = None, parts: int = 1) -> Store"),
           "A store of arrays of that shape and dtype (default float64); persistent stores recover here. "
-          "codec: the store's own (\"zstd:3\", \"zfp:precision=20\", \"none\" ...) instead of the runtime's.")
+          "codec: the store's own (\"zstd:3\", \"zfp:precision=20\", \"none\" ...) instead of the runtime's. "
+          "parts: each record kept as that many parts (scratch runtimes; docs/parts.md).")
       .def("stats", &PyRuntime::stats, "The catalog's counters: a dict, 'tiers' a list of dicts.")
       .def_prop_ro("config", &PyRuntime::config)
       .def_prop_ro("rank", &PyRuntime::rank)

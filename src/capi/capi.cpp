@@ -292,6 +292,7 @@ int mlbs_store_create_with(mlbs_runtime_t* rt, const char* name, size_t bytes, c
       if (options->codec) o.codec = options->codec;
       o.plane_nx = options->plane_nx;
       o.plane_ny = options->plane_ny;
+      o.parts = std::max<std::uint32_t>(1, options->parts);  // zero-initialised: whole records
     }
     *out = new mlbs_store(rt, name, bytes, o);
     return 0;

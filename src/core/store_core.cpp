@@ -1,5 +1,8 @@
 #include "mlbs/detail/store_core.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "engine/engine.hpp"
@@ -42,23 +45,42 @@ StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, std::ui
     : StoreCore(rt, std::move(name), element, StoreOptions{{}, plane_nx, plane_ny}) {}
 
 StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, const StoreOptions& options)
-    : engine_(rt.engine_),
-      handle_(engine_->open_store(name, codec_element(resolve(element, options.elements, name)),
-                                  {options.plane_nx, options.plane_ny}, options.codec)),
-      name_(std::move(name)) {}
+    : engine_(rt.engine_), name_(std::move(name)) {
+  if (options.parts == 0 || options.parts > StoreOptions::kMaxParts)
+    throw InvalidArgumentError(EINVAL,
+                               fmt::format("StoreOptions::parts is {}: give 1 (whole records) to {}", options.parts,
+                                           StoreOptions::kMaxParts),
+                               {name_, {}, {}});
+  const ElementKind kind = resolve(element, options.elements, name_);
+  const std::size_t elem = kind == ElementKind::float32 ? 4 : kind == ElementKind::float64 ? 8 : 1;
+  granule_ = options.plane_nx ? std::size_t{options.plane_nx} * std::max<std::uint32_t>(1, options.plane_ny) * elem
+                              : kBlockAlign;
+  handles_.reserve(options.parts);
+  try {
+    for (std::uint32_t j = 0; j < options.parts; ++j)
+      handles_.push_back(engine_->open_store(name_, codec_element(kind), {options.plane_nx, options.plane_ny},
+                                             options.codec, {j, options.parts}));
+  } catch (...) {
+    for (std::uint32_t h : handles_) engine_->close_store(h);
+    throw;
+  }
+}
 
 StoreCore::~StoreCore() {
-  if (engine_) engine_->close_store(handle_);
+  if (engine_)
+    for (std::uint32_t h : handles_) engine_->close_store(h);
 }
 
 StoreCore::StoreCore(StoreCore&& o) noexcept
-    : engine_(std::move(o.engine_)), handle_(o.handle_), name_(std::move(o.name_)) {}
+    : engine_(std::move(o.engine_)), handles_(std::move(o.handles_)), granule_(o.granule_), name_(std::move(o.name_)) {}
 
 StoreCore& StoreCore::operator=(StoreCore&& o) noexcept {
   if (this != &o) {
-    if (engine_) engine_->close_store(handle_);
+    if (engine_)
+      for (std::uint32_t h : handles_) engine_->close_store(h);
     engine_ = std::move(o.engine_);
-    handle_ = o.handle_;
+    handles_ = std::move(o.handles_);
+    granule_ = o.granule_;
     name_ = std::move(o.name_);
   }
   return *this;
@@ -69,35 +91,204 @@ engine::Engine& live(const std::shared_ptr<engine::Engine>& e, const std::string
   if (!e) throw InvalidArgumentError(EBADF, "store was moved from", {name, {}, {}});
   return *e;
 }
+
+std::size_t sum(const std::vector<std::size_t>& sizes) {
+  std::size_t n = 0;
+  for (std::size_t s : sizes) n += s;
+  return n;
+}
+
+/// A record in parts: its parts' sizes (UnknownIdError naming the store
+/// unless every part is there).
+std::vector<std::size_t> part_sizes(engine::Engine& e, const std::vector<std::uint32_t>& handles,
+                                    const std::string& store, std::uint64_t id) {
+  std::vector<std::size_t> sizes;
+  sizes.reserve(handles.size());
+  for (std::uint32_t h : handles) {
+    if (!e.contains(h, id)) throw UnknownIdError(ENOENT, "no such record", {store, id, {}});
+    sizes.push_back(e.info(h, id).size_bytes);
+  }
+  return sizes;
+}
+
+/// Reads the parts of record `id` into `dst`, in the order the schedule reads them.
+void read_parts(engine::Engine& e, const std::vector<std::uint32_t>& handles, std::uint64_t id, std::byte* dst,
+                const std::vector<std::size_t>& sizes) {
+  const auto k = static_cast<std::uint32_t>(handles.size());
+  std::vector<std::size_t> offsets(k, 0);
+  for (std::uint32_t j = 1; j < k; ++j) offsets[j] = offsets[j - 1] + sizes[j - 1];
+  // LIFO reads what was written last first: the last part, as placement ranks the parts.
+  const bool newest_first = e.schedule_kind() == Schedule::Kind::lifo;
+  auto part = [&](std::uint32_t i) { return newest_first ? k - 1 - i : i; };
+  for (std::uint32_t i = 0; i < k; ++i) {
+    const std::uint32_t j = part(i);
+    try {
+      // Once the first part is read (released, in scratch), another record's
+      // failure waits for the next call: it must not stop this read half-way.
+      e.read_into(handles[j], id, dst + offsets[j], 0, sizes[j], i > 0);
+    } catch (...) {
+      // This part's own copy failed on every tier (or the runtime stops): the
+      // record can no longer be read whole, and what is left of it goes.
+      if (i > 0) try {
+          for (std::uint32_t h : handles)
+            if (e.contains(h, id)) e.erase(h, id);
+        } catch (...) {  // the runtime is failing: the read's own error says enough
+        }
+      throw;
+    }
+  }
+}
+
 }  // namespace
 
 void StoreCore::write(std::uint64_t id, const std::byte* data, std::size_t bytes) {
-  live(engine_, name_).write(handle_, id, data, bytes);
-}
-std::size_t StoreCore::read(std::uint64_t id, Block& buf, std::size_t elem_size) {
-  return live(engine_, name_).read(handle_, id, buf, elem_size);
-}
-void StoreCore::read_exact(std::uint64_t id, Block& buf, std::size_t bytes) {
-  live(engine_, name_).read(handle_, id, buf, 1, bytes);
-}
-std::size_t StoreCore::read_into(std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len) {
-  return live(engine_, name_).read_into(handle_, id, dst, offset, len);
+  engine::Engine& e = live(engine_, name_);
+  const std::uint32_t k = parts();
+  if (k == 1) return e.write(handles_[0], id, data, bytes);
+  // Equal parts of whole granules; the last takes what is left (it may be empty).
+  const std::size_t per = ((bytes + k - 1) / k + granule_ - 1) / granule_ * granule_;
+  std::uint32_t done = 0;
+  try {
+    for (; done < k; ++done) {
+      const std::size_t offset = std::min(bytes, std::size_t{done} * per);
+      e.write(handles_[done], id, data + offset, std::min(per, bytes - offset));
+    }
+  } catch (...) {
+    // All or nothing: a write refused (no room, a duplicate) leaves no parts behind.
+    for (std::uint32_t j = 0; j < done; ++j) try {
+        e.erase(handles_[j], id);
+      } catch (...) {  // the write's own error says what went wrong
+      }
+    throw;
+  }
 }
 
-std::optional<Block> StoreCore::lend_slot(std::size_t bytes) { return live(engine_, name_).lend_slot(bytes); }
+std::size_t StoreCore::read(std::uint64_t id, Block& buf, std::size_t elem_size) {
+  engine::Engine& e = live(engine_, name_);
+  if (parts() == 1) return e.read(handles_[0], id, buf, elem_size);
+  const std::vector<std::size_t> sizes = part_sizes(e, handles_, name_, id);
+  const std::size_t total = sum(sizes);
+  if (elem_size == 0 || total % elem_size != 0)
+    throw SizeMismatchError(EMSGSIZE,
+                            fmt::format("record of {} bytes is not a whole number of {}-byte elements", total,
+                                        elem_size),
+                            {name_, id, {}});
+  if (buf.capacity() < total) {
+    Block fresh = Block::allocate(total);
+    read_parts(e, handles_, id, fresh.data(), sizes);
+    buf = std::move(fresh);
+  } else {
+    read_parts(e, handles_, id, buf.data(), sizes);
+  }
+  return total;
+}
+
+void StoreCore::read_exact(std::uint64_t id, Block& buf, std::size_t bytes) {
+  engine::Engine& e = live(engine_, name_);
+  if (parts() == 1) return static_cast<void>(e.read(handles_[0], id, buf, 1, bytes));
+  if (const std::size_t total = sum(part_sizes(e, handles_, name_, id)); total != bytes)
+    throw SizeMismatchError(EMSGSIZE, fmt::format("record of {} bytes, expected {}", total, bytes), {name_, id, {}});
+  read(id, buf, 1);
+}
+
+std::size_t StoreCore::read_into(std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len) {
+  engine::Engine& e = live(engine_, name_);
+  if (parts() == 1) return e.read_into(handles_[0], id, dst, offset, len);
+  const std::vector<std::size_t> sizes = part_sizes(e, handles_, name_, id);
+  const std::size_t total = sum(sizes);
+  if (offset != 0 || len < total)
+    throw InvalidArgumentError(EINVAL,
+                               fmt::format("bytes [{}, +{}) of a record of {}: a store in parts reads whole records",
+                                           offset, len, total),
+                               {name_, id, {}});
+  read_parts(e, handles_, id, dst, sizes);
+  return total;
+}
+
+namespace {
+void refuse_lending(std::uint32_t parts, const std::string& name) {
+  if (parts > 1)
+    throw InvalidArgumentError(EINVAL, fmt::format("a store in {} parts has no one DRAM slot to lend: write() it", parts),
+                               {name, {}, {}});
+}
+}  // namespace
+
+std::optional<Block> StoreCore::lend_slot(std::size_t bytes) {
+  engine::Engine& e = live(engine_, name_);
+  refuse_lending(parts(), name_);
+  return e.lend_slot(bytes);
+}
 
 void StoreCore::write_lent(std::uint64_t id, Block& slot, std::size_t bytes) {
-  live(engine_, name_).write_lent(handle_, id, slot, bytes);
+  engine::Engine& e = live(engine_, name_);
+  refuse_lending(parts(), name_);
+  e.write_lent(handles_[0], id, slot, bytes);
 }
 
 void StoreCore::return_slot(Block slot) noexcept {
   if (engine_) engine_->return_slot(std::move(slot));
 }
-bool StoreCore::contains(std::uint64_t id) const { return live(engine_, name_).contains(handle_, id); }
-void StoreCore::erase(std::uint64_t id) { live(engine_, name_).erase(handle_, id); }
-std::vector<std::uint64_t> StoreCore::ids() const { return live(engine_, name_).ids(handle_); }
-void StoreCore::flush() { live(engine_, name_).flush(handle_); }
-RecordInfo StoreCore::info(std::uint64_t id) const { return live(engine_, name_).info(handle_, id); }
+
+bool StoreCore::contains(std::uint64_t id) const {
+  engine::Engine& e = live(engine_, name_);
+  return std::all_of(handles_.begin(), handles_.end(), [&](std::uint32_t h) { return e.contains(h, id); });
+}
+
+void StoreCore::erase(std::uint64_t id) {
+  engine::Engine& e = live(engine_, name_);
+  if (parts() == 1) return e.erase(handles_[0], id);
+  bool any = false;
+  for (std::uint32_t h : handles_)
+    if (e.contains(h, id)) {
+      e.erase(h, id);
+      any = true;
+    }
+  if (!any) throw UnknownIdError(ENOENT, "no such record", {name_, id, {}});
+}
+
+std::vector<std::uint64_t> StoreCore::ids() const {
+  engine::Engine& e = live(engine_, name_);
+  std::vector<std::uint64_t> out = e.ids(handles_[0]);
+  for (std::size_t j = 1; j < handles_.size(); ++j) {  // records whole in every part
+    const std::vector<std::uint64_t> more = e.ids(handles_[j]);
+    std::vector<std::uint64_t> both;
+    std::set_intersection(out.begin(), out.end(), more.begin(), more.end(), std::back_inserter(both));
+    out = std::move(both);
+  }
+  return out;
+}
+
+void StoreCore::flush() {
+  engine::Engine& e = live(engine_, name_);
+  for (std::uint32_t h : handles_) e.flush(h);
+}
+
+RecordInfo StoreCore::info(std::uint64_t id) const {
+  engine::Engine& e = live(engine_, name_);
+  if (parts() == 1) return e.info(handles_[0], id);
+  RecordInfo out;
+  out.id = id;
+  out.durable = true;
+  bool encoded = false;
+  for (std::uint32_t h : handles_) {
+    if (!e.contains(h, id)) throw UnknownIdError(ENOENT, "no such record", {name_, id, {}});
+    RecordInfo p = e.info(h, id);
+    out.size_bytes += p.size_bytes;
+    out.stored_bytes += p.stored_bytes ? p.stored_bytes : p.size_bytes;
+    encoded |= p.stored_bytes != 0;
+    out.durable &= p.durable;
+    for (int t : p.tiers)
+      if (std::find(out.tiers.begin(), out.tiers.end(), t) == out.tiers.end()) out.tiers.push_back(t);
+    out.lineage.insert(out.lineage.end(), p.lineage.begin(), p.lineage.end());
+    out.part_tiers.push_back(std::move(p.tiers));
+    out.part_bytes.push_back(p.size_bytes);
+  }
+  if (!encoded) out.stored_bytes = 0;
+  std::sort(out.tiers.begin(), out.tiers.end());
+  std::stable_sort(out.lineage.begin(), out.lineage.end(),
+                   [](const RecordInfo::Move& a, const RecordInfo::Move& b) { return a.time_ns < b.time_ns; });
+  return out;  // no checksum: each part is checked on its own
+}
 
 #if MLBS_HAVE_MPI
 MPI_Comm StoreCore::runtime_comm() const {

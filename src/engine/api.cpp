@@ -282,8 +282,8 @@ void Engine::return_slot(detail::Block slot) noexcept {
 }
 
 Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact,
-                           std::size_t reach) {
-  raise_pending();
+                           std::size_t reach, bool own_errors_only) {
+  if (own_errors_only ? stopping_ : true) raise_pending();
   StoreState& s = store_ref(store);
   Record* r = &get(store, id);
   if (elem == 0 || r->size % elem != 0)
@@ -305,7 +305,7 @@ Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, st
     // DRAM: no room can be made there, so it is read directly (below).
     state_cv_.wait(lock, [&] {
       r = find(store, id);
-      return !r || (r->copies & bit(0)) || r->error || stopping_ || !pending_errors_.empty() ||
+      return !r || (r->copies & bit(0)) || r->error || stopping_ || (!own_errors_only && !pending_errors_.empty()) ||
              (idle() && !r->busy);
     });
     const auto wait_end = Clock::now();
@@ -317,7 +317,7 @@ Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, st
     r->demand = false;
     ranking_dirty_ = true;
     if (r->error) std::rethrow_exception(r->error);
-    if (stopping_ || !pending_errors_.empty()) raise_pending();
+    if (stopping_ || (!own_errors_only && !pending_errors_.empty())) raise_pending();
   }
   // The schedule's bookkeeping: this use is consumed once it was read to
   // its end (a part before that, a header, leaves it where it ranks).
@@ -334,13 +334,15 @@ Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, st
   return r;
 }
 
+bool Engine::released_when_read(const Record& r) const {
+  return !persistent() && !(schedule_.kind == Schedule::Kind::explicit_order && rank_of(r) < policies::kNoNextUse);
+}
+
 std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& buf,
                          std::size_t elem, std::size_t exact) {
   Lock lock(mu_);
   Record* r = await_read(lock, store, id, elem, exact);
-  const bool used_again = schedule_.kind == Schedule::Kind::explicit_order &&
-                          rank_of(*r) < policies::kNoNextUse;
-  const bool release = !persistent() && !used_again;
+  const bool release = released_when_read(*r);
   const std::size_t size = r->size;
   if (!(r->copies & bit(0))) {
     read_direct(lock, *r, buf);
@@ -381,21 +383,29 @@ std::size_t Engine::read(std::uint32_t store, std::uint64_t id, detail::Block& b
 }
 
 std::size_t Engine::read_into(std::uint32_t store, std::uint64_t id, std::byte* dst, std::size_t offset,
-                              std::size_t len) {
+                              std::size_t len, bool own_errors_only) {
   Lock lock(mu_);
-  if (!persistent())
-    throw InvalidArgumentError(EINVAL, "a part of a record is read from a persistent store only (a scratch read "
-                                       "releases the record)", ctx(store, id));
+  if (!persistent()) {
+    if (!own_errors_only) raise_pending();
+    if (const std::size_t size = get(store, id).size; offset != 0 || len < size)
+      throw InvalidArgumentError(EINVAL,
+                                 fmt::format("bytes [{}, +{}) of a record of {}: a part of a record is read from a "
+                                             "persistent store only (a scratch read releases the record)",
+                                             offset, len, size),
+                                 ctx(store, id));
+  }
   Record* r = await_read(lock, store, id, 1, detail::kAnySize,
                          len > std::numeric_limits<std::size_t>::max() - offset ? std::numeric_limits<std::size_t>::max()
-                                                                                : offset + len);
+                                                                                : offset + len,
+                         own_errors_only);
   const std::size_t size = r->size;
   const std::size_t n = offset < size ? std::min(len, size - offset) : 0;
+  const bool release = released_when_read(*r);
   if (!(r->copies & bit(0))) {
     detail::Block whole;  // rare: no DRAM room could be made for it
     read_direct(lock, *r, whole);
     if (n) std::memcpy(dst, whole.data() + offset, n);
-    finish_read(*r, false);
+    finish_read(*r, release);
     return n;
   }
   mem_->count_transfer(false, n);
@@ -408,7 +418,7 @@ std::size_t Engine::read_into(std::uint32_t store, std::uint64_t id, std::byte* 
   if (copy_start) trace::span("copy out of slot", "copy", copy_start, trace::now_ns(), n);
   lock.lock();
   --r->pins, --copying_out_;
-  finish_read(*r, false);
+  finish_read(*r, release);
   return n;
 }
 
@@ -523,6 +533,11 @@ RecordInfo Engine::info(std::uint32_t store, std::uint64_t id) {
   info.durable = r.journaled;
   info.lineage = r.lineage;
   return info;
+}
+
+Schedule::Kind Engine::schedule_kind() {
+  Lock lock(mu_);
+  return schedule_.kind;
 }
 
 void Engine::set_schedule(const Schedule& schedule) {

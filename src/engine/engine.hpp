@@ -49,6 +49,13 @@ using catalog::Record;
 using catalog::StoreState;
 using catalog::TierMask;
 
+/// Part `index` of a store kept in `count` parts (StoreOptions::parts): an
+/// ordinary store named `name#index` ('#' is in no name an application can
+/// give, so parts never meet its stores).
+struct StorePart {
+  std::uint32_t index = 0, count = 1;
+};
+
 class Engine {
  public:
   /// `group`: the MPI ranks this runtime runs with (null: this process alone).
@@ -66,8 +73,9 @@ class Engine {
   /// float and double stores only: InvalidArgumentError otherwise);
   /// `codec_spec`, when not empty, is the store's codec instead of the
   /// runtime's (a bad one: ConfigError naming the store).
+  /// `part`: the store is one part of a store kept in parts (StorePart).
   std::uint32_t open_store(const std::string& name, codec::Element element = codec::Element::any,
-                           codec::Plane plane = {}, const std::string& codec_spec = {});
+                           codec::Plane plane = {}, const std::string& codec_spec = {}, StorePart part = {});
   void close_store(std::uint32_t store) noexcept;
   void write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes);
   /// `exact`: the record must hold exactly that many bytes (checked before it
@@ -76,8 +84,14 @@ class Engine {
   /// to its size) copied into `dst`, the record staying where it is (its
   /// DRAM slot is not handed over); as read() otherwise, but the read counts
   /// as the record's use (the schedule's) only once it reaches the record's
-  /// end. Returns the bytes copied.
-  std::size_t read_into(std::uint32_t store, std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len);
+  /// end. Scratch stores: the whole record only (offset 0, len at least its
+  /// size: InvalidArgumentError otherwise, before it is consumed), released
+  /// as read() releases it — a store in parts reads each part so. Returns
+  /// the bytes copied. `own_errors_only`: only this record's failure (or a
+  /// shutdown) throws, other records' wait for the next call — a store in
+  /// parts reading the parts after its first, which must not stop half-read.
+  std::size_t read_into(std::uint32_t store, std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len,
+                        bool own_errors_only = false);
   /// A DRAM slot of at least `bytes` lent to the caller to fill in place,
   /// when room can be made for it now (none otherwise: no waiting). It
   /// counts against the budget until write_lent() makes it a record's slot
@@ -103,6 +117,8 @@ class Engine {
   /// As constructed (set_schedule() changes schedule_, not this).
   const Config& config() const noexcept { return cfg_; }
   const core::Group* group() const noexcept { return group_.get(); }
+  /// The read order placement assumes now.
+  Schedule::Kind schedule_kind();
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -255,11 +271,13 @@ class Engine {
                   std::optional<std::uint64_t> checksum = std::nullopt);
   /// A read's start, mu_ held: the record found and checked, in DRAM (or
   /// none can be made there: read it directly), its use counted: consumed
-  /// when the read reaches byte `reach` at its end.
+  /// when the read reaches byte `reach` at its end. `own_errors_only`: as read_into's.
   Record* await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact,
-                     std::size_t reach = std::numeric_limits<std::size_t>::max());
+                     std::size_t reach = std::numeric_limits<std::size_t>::max(), bool own_errors_only = false);
   /// After a reader is done with `r`: release it (scratch) or finish it if retired.
   void finish_read(Record& r, bool release);
+  /// Whether a read just begun releases `r`: in scratch mode, unless the schedule reads it again.
+  bool released_when_read(const Record& r) const;
   void complete(Op& op, std::exception_ptr err);
   /// The trace span of one executed helper operation (only when tracing is on).
   void trace_op(const Op& op, std::chrono::steady_clock::time_point start,

@@ -40,9 +40,20 @@ std::atomic<std::uint64_t> g_runtime_serial{0};
 // stores
 // ============================================================================
 
-std::uint32_t Engine::open_store(const std::string& name, codec::Element element, codec::Plane plane,
-                                  const std::string& codec_spec) {
-  check_store_name(name);
+std::uint32_t Engine::open_store(const std::string& given, codec::Element element, codec::Plane plane,
+                                  const std::string& codec_spec, StorePart part) {
+  check_store_name(given);
+  if (part.count == 0 || part.index >= part.count)
+    throw InvalidArgumentError(EINVAL, fmt::format("part {} of {}", part.index, part.count), {given, {}, {}});
+  // Recovery would need every part of a record on the last tier, and would
+  // have to tell a crash between parts from a store reopened with another
+  // count: until it does, persistent stores are kept whole.
+  if (part.count > 1 && persistent())
+    throw InvalidArgumentError(EINVAL,
+                               fmt::format("StoreOptions::parts is {}: a persistent store is kept whole (parts are "
+                                           "for scratch stores)", part.count),
+                               {given, {}, {}});
+  const std::string name = part.count > 1 ? fmt::format("{}#{}", given, part.index) : given;
   // Before anything is made: a bad spec, or ZFP on a store that is not float
   // or double, is refused here. The store's own codec, else the runtime's.
   const codec::Spec spec = codec_spec.empty() ? codec_ : codec::parse(codec_spec, "codec", "store '" + name + "'");

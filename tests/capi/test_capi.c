@@ -431,6 +431,32 @@ static void test_store_options(const char* run) {
     CHECK(exact);
     CHECK(mlbs_store_destroy(s) == 0);
   }
+  /* a store in 4 parts: 8 records cross DRAM (64 KiB) and come back exact; parts 65 is -EINVAL */
+  memset(&o, 0, sizeof o);
+  o.parts = 4;
+  s = NULL;
+  CHECK(mlbs_store_create_with(rt, "in-parts", kRecordBytes, &o, &s) == 0 && s != NULL);
+  if (s) {
+    mlbs_stats_t before, after;
+    CHECK(mlbs_runtime_stats(rt, &before) == 0);
+    for (uint64_t id = 0; id < 8; ++id) {
+      fill(s, id);
+      CHECK(mlbs_store_write(s, id) == 0);
+    }
+    /* each record went in as four */
+    CHECK(mlbs_runtime_stats(rt, &after) == 0 && after.writes - before.writes == 32);
+    int exact = 1;
+    for (uint64_t id = 8; id-- > 0;) {
+      scribble(s);
+      exact = exact && mlbs_store_read(s, id) == 0 && holds(s, id, kRecordBytes);
+    }
+    CHECK(exact);
+    CHECK(mlbs_store_destroy(s) == 0);
+  }
+  o.parts = 65;
+  CHECK_ERRNO(mlbs_store_create_with(rt, "too-many-parts", 16, &o, &s), -EINVAL);
+  CHECK(strstr(mlbs_last_error(), "too-many-parts") != NULL);
+  o.parts = 0;
   /* a bad codec spec fails with -EINVAL naming the store */
   o.codec = "zstd:99";
   CHECK_ERRNO(mlbs_store_create_with(rt, "bad-codec", 16, &o, &s), -EINVAL);

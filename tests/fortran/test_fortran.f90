@@ -116,6 +116,23 @@ program test_fortran
     call check(ok, "records of a store with its own codec read back exactly")
     call mlbs_store_close(u, stat)
   end if
+  ! --- a store whose records are kept in parts ------------------------------------
+  call mlbs_store_open(u, rt, "in-parts", bytes, stat, msg, parts=4)
+  call check(stat == 0, "mlbs_store_open in parts: " // trim(msg))
+  call mlbs_buffer(u, w, [n, n, n], stat)
+  do id = 0, records - 1
+    call fill(w, 300 + id)
+    call mlbs_write(u, id, stat)
+  end do
+  ok = .true.
+  do id = records - 1, 0, -1
+    call mlbs_read(u, id, stat)
+    call mlbs_buffer(u, w, [n, n, n], stat)
+    ok = ok .and. stat == 0
+    if (ok) ok = holds(w, 300 + id)
+  end do
+  call check(ok, "records kept in parts read back exactly")
+  call mlbs_store_close(u, stat)
   msg = ""
   call mlbs_store_open(u, rt, "bad-codec", bytes, stat, msg, codec="zstd:99")
   call check(stat == 22 .and. index(msg, "bad-codec") > 0, "a bad codec names the store: " // trim(msg))

@@ -24,6 +24,24 @@ def test_records_come_back_exact_through_three_tiers(tiers, schedule):
     assert [t["kind"] for t in st["tiers"]] == ["memory", "directory", "directory"]
 
 
+@pytest.mark.parametrize("schedule", ["lifo", "fifo"])
+def test_records_kept_in_parts_come_back_exact(tiers, schedule):
+    """A store in 4 parts writes each record as four and reads 8 MiB of them back bit for bit through three tiers."""
+    n = 32
+    with mlbs.Runtime(mlbs.Config(tiers=tiers, schedule=schedule)) as rt:
+        s = rt.store("u", shape=(256, 256), dtype=np.float32, parts=4)
+        for i in range(n):
+            s.write(i, snapshot(i, (256, 256)))
+        assert rt.stats()["writes"] == 4 * n
+        info = s.info(0)
+        assert info["size_bytes"] == 256 * 256 * 4 and len(info["part_tiers"]) == 4
+        order = range(n) if schedule == "fifo" else reversed(range(n))
+        for i in order:
+            np.testing.assert_array_equal(s.read(i), snapshot(i, (256, 256)))
+        with pytest.raises(mlbs.InvalidArgumentError, match="StoreOptions::parts is 0"):
+            rt.store("none", shape=4, parts=0)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.complex128, np.bool_])
 def test_every_numeric_dtype_round_trips(runtime, dtype):
     """Each numeric dtype keeps its values and dtype."""

@@ -78,6 +78,8 @@ class MLBS_API StoreCore {
   void flush();
   RecordInfo info(std::uint64_t id) const;
   const std::string& name() const noexcept { return name_; }
+  /// StoreOptions::parts: 1 for a store of whole records.
+  std::uint32_t parts() const noexcept { return static_cast<std::uint32_t>(handles_.size()); }
 #if MLBS_HAVE_MPI
   /// The communicator of the runtime the store belongs to (MPI_COMM_NULL: none).
   MPI_Comm runtime_comm() const;
@@ -85,7 +87,11 @@ class MLBS_API StoreCore {
 
  private:
   std::shared_ptr<engine::Engine> engine_;
-  std::uint32_t handle_ = 0;
+  /// One engine store per part (one for whole records): part j is `name#j`.
+  std::vector<std::uint32_t> handles_;
+  /// Where a record may be cut into parts: whole planes or rows of the
+  /// layout (ZFP codes each part alone), else whole DRAM blocks.
+  std::size_t granule_ = 0;
   std::string name_;
 };
 

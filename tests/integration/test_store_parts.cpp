@@ -1,0 +1,265 @@
+// Stores kept in parts (StoreOptions::parts, docs/parts.md): each record is
+// written as K engine records back to back and read back into one buffer.
+// Round trips byte-exact across the tiers in every schedule, the record API
+// speaking for whole records, all-or-nothing writes, reads that fail part-way
+// losing no record, and the typed errors for what parts do not support.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "mlbs/detail/store_core.hpp"
+#include "mlbs/mlbs.hpp"
+#include "support/codecs.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+using mlbs::test::TempDir;
+
+constexpr std::size_t kPage = 4096;
+
+char byte_of(std::uint64_t id, std::size_t i) { return static_cast<char>((id * 131 + i * 7 + (i >> 12) * 13 + 1) & 0xff); }
+
+void fill(mlbs::Store<char>& c, std::uint64_t id, std::size_t n) {
+  c.resize(n);
+  for (std::size_t i = 0; i < n; ++i) c[i] = byte_of(id, i);
+}
+
+::testing::AssertionResult exact(const mlbs::Store<char>& c, std::uint64_t id, std::size_t n) {
+  if (c.size() != n) return ::testing::AssertionFailure() << "id " << id << ": " << c.size() << " bytes, not " << n;
+  for (std::size_t i = 0; i < n; ++i)
+    if (c[i] != byte_of(id, i)) return ::testing::AssertionFailure() << "id " << id << " byte " << i << " of " << n;
+  return ::testing::AssertionSuccess();
+}
+
+mlbs::StoreOptions in_parts(std::uint32_t k) {
+  mlbs::StoreOptions o;
+  o.parts = k;
+  return o;
+}
+
+/// DRAM for 3 pages x `dram_pages`, a fast tier with a quota, an unlimited slow tier.
+mlbs::Config three_tiers(const TempDir& dir, mlbs::Schedule schedule, std::uint64_t dram_pages = 24) {
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(dram_pages * kPage), mlbs::Tier::directory(dir / "fast", 32 * kPage),
+               mlbs::Tier::directory(dir / "slow")};
+  cfg.schedule = std::move(schedule);
+  return cfg;
+}
+
+template <class E>
+void expect_error(const std::function<void()>& f, std::initializer_list<std::string> needles) {
+  try {
+    f();
+    ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
+  } catch (const E& e) {
+    const std::string what = e.what();
+    for (const std::string& n : needles) EXPECT_NE(what.find(n), std::string::npos) << what << "\n  lacks: " << n;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected " << typeid(E).name() << ", got: " << e.what();
+  }
+}
+
+// Records of many sizes (empty parts, odd tails, more than DRAM holds at once) in 4 parts read back byte-exact in each schedule, through every tier.
+TEST(StoreParts, RecordsRoundTripByteExactInEverySchedule) {
+  const std::vector<std::size_t> sizes = {0, 1, kPage - 1, 3 * kPage + 5, 8 * kPage, 8 * kPage + 1, 13 * kPage + 77};
+  for (const mlbs::Schedule& schedule : {mlbs::Schedule::lifo(), mlbs::Schedule::fifo(), mlbs::Schedule::unknown()}) {
+    SCOPED_TRACE(mlbs::to_string(schedule.kind));
+    TempDir dir;
+    mlbs::Runtime rt(three_tiers(dir, schedule));
+    mlbs::Store<char> c(rt, "u", in_parts(4));
+    const std::uint64_t n = 3 * sizes.size();  // 21 records, ~3x DRAM
+    for (std::uint64_t id = 0; id < n; ++id) {
+      fill(c, id, sizes[id % sizes.size()]);
+      c.write(id);
+    }
+    EXPECT_EQ(rt.stats().writes, 4 * n) << "each record is written as 4 parts";
+    EXPECT_EQ(c.ids().size(), n);
+    const bool lifo = schedule.kind == mlbs::Schedule::Kind::lifo;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t id = lifo ? n - 1 - i : i;
+      c.read(id);
+      ASSERT_TRUE(exact(c, id, sizes[id % sizes.size()]));
+    }
+    EXPECT_TRUE(c.ids().empty()) << "scratch reads release every part";
+    EXPECT_EQ(rt.stats().live_records, 0u);
+  }
+}
+
+// A record larger than the DRAM budget goes in and comes back in parts that each fit it (whole, it is a CapacityError).
+TEST(StoreParts, ARecordLargerThanDramFitsInParts) {
+  TempDir dir;
+  mlbs::Config cfg;
+  cfg.tiers = {mlbs::Tier::memory(4 * kPage), mlbs::Tier::directory(dir / "slow")};
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<char> whole(rt, "whole");
+  fill(whole, 1, 10 * kPage);
+  EXPECT_THROW(whole.write(1), mlbs::CapacityError);
+  mlbs::Store<char> c(rt, "u", in_parts(5));
+  for (std::uint64_t id = 0; id < 3; ++id) {
+    fill(c, id, 10 * kPage);
+    c.write(id);
+  }
+  for (std::uint64_t id = 3; id-- > 0;) {
+    c.read(id);
+    ASSERT_TRUE(exact(c, id, 10 * kPage));
+  }
+}
+
+// A store in parts with ZFP over 40x40 planes (not whole pages): parts are cut at whole planes, each coded alone, every value back within the bound.
+TEST(StoreParts, ZfpCodesEachPartInWholePlanes) {
+  REQUIRE_CODEC("zfp");
+  TempDir dir;
+  mlbs::Runtime rt(three_tiers(dir, mlbs::Schedule::lifo(), 40));
+  mlbs::StoreOptions o = in_parts(4);
+  o.codec = "zfp:accuracy=0.001";
+  o.plane_nx = o.plane_ny = 40;
+  constexpr std::size_t kPlane = 40 * 40, kPlanes = 10;  // parts of 3, 3, 3 and 1 planes
+  mlbs::Store<float> u(rt, "f", o, kPlane * kPlanes);
+  auto wave = [](std::uint64_t id, std::size_t i) { return std::sin(0.01f * float(i) + float(id)); };
+  const std::uint64_t n = 16;
+  for (std::uint64_t id = 0; id < n; ++id) {
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] = wave(id, i);
+    u.write(id);
+  }
+  constexpr std::uint64_t kPlaneBytes = kPlane * sizeof(float);
+  EXPECT_EQ(u.info(0).part_bytes,
+            (std::vector<std::uint64_t>{3 * kPlaneBytes, 3 * kPlaneBytes, 3 * kPlaneBytes, kPlaneBytes}));
+  for (std::uint64_t id = n; id-- > 0;) {
+    u.read(id);
+    ASSERT_EQ(u.size(), kPlane * kPlanes);
+    for (std::size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], wave(id, i), 0.001) << "id " << id << " element " << i;
+  }
+  EXPECT_GT(rt.stats().encoded_records, 0u) << "no part was coded: the test did not reach a file tier";
+}
+
+// contains, ids, info and erase speak for whole records: info sums the parts and names each part's tiers.
+TEST(StoreParts, TheRecordApiSpeaksForWholeRecords) {
+  TempDir dir;
+  mlbs::Runtime rt(three_tiers(dir, mlbs::Schedule::lifo()));
+  mlbs::Store<char> c(rt, "u", in_parts(3));
+  for (std::uint64_t id : {5, 2, 9}) {
+    fill(c, id, 7 * kPage + 3);
+    c.write(id);
+  }
+  c.flush();
+  EXPECT_EQ(c.ids(), (std::vector<std::uint64_t>{2, 5, 9}));
+  EXPECT_TRUE(c.contains(5));
+  EXPECT_FALSE(c.contains(6));
+  const mlbs::RecordInfo info = c.info(5);
+  EXPECT_EQ(info.size_bytes, 7 * kPage + 3);
+  EXPECT_FALSE(info.has_checksum) << "each part is checked on its own";
+  EXPECT_EQ(info.part_bytes, (std::vector<std::uint64_t>{3 * kPage, 3 * kPage, kPage + 3})) << "cut at whole pages";
+  ASSERT_EQ(info.part_tiers.size(), 3u);
+  for (const std::vector<int>& t : info.part_tiers) {
+    EXPECT_FALSE(t.empty());
+    for (int tier : t) EXPECT_NE(std::find(info.tiers.begin(), info.tiers.end(), tier), info.tiers.end());
+  }
+  c.erase(5);
+  EXPECT_FALSE(c.contains(5));
+  EXPECT_EQ(rt.stats().live_records, 6u) << "every part of 5 went";
+  expect_error<mlbs::UnknownIdError>([&] { c.read(5); }, {"store 'u'", "id 5"});
+  expect_error<mlbs::UnknownIdError>([&] { c.erase(5); }, {"store 'u'", "id 5"});
+  expect_error<mlbs::UnknownIdError>([&] { (void)c.info(5); }, {"store 'u'", "id 5"});
+  expect_error<mlbs::DuplicateIdError>([&] { c.write(9); }, {"id 9"});
+  c.read(9);
+  EXPECT_TRUE(exact(c, 9, 7 * kPage + 3)) << "a refused duplicate keeps the record";
+}
+
+// A write that no tier can take part-way leaves none of its parts behind, loses nothing accepted, and can be made once room is.
+TEST(StoreParts, AWriteRefusedPartWayLeavesNoParts) {
+  TempDir dir;
+  mlbs::Config cfg;  // room for 11 parts of one page in all: the third record is refused at its fourth part
+  cfg.tiers = {mlbs::Tier::memory(3 * kPage), mlbs::Tier::directory(dir / "fast", 4 * kPage),
+               mlbs::Tier::directory(dir / "slow", 4 * kPage)};
+  cfg.schedule = mlbs::Schedule::lifo();
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<char> c(rt, "u", in_parts(4));
+  for (std::uint64_t id = 0; id < 2; ++id) {
+    fill(c, id, 4 * kPage);
+    c.write(id);
+  }
+  fill(c, 2, 4 * kPage);
+  expect_error<mlbs::CapacityError>([&] { c.write(2); }, {"id 2"});
+  EXPECT_FALSE(c.contains(2));
+  EXPECT_EQ(rt.stats().live_records, 8u) << "the refused record's first parts were taken back";
+  c.read(1);
+  EXPECT_TRUE(exact(c, 1, 4 * kPage));
+  fill(c, 2, 4 * kPage);
+  c.write(2);  // the id was not taken by the refused write
+  for (std::uint64_t id : {2, 0}) {
+    c.read(id);
+    EXPECT_TRUE(exact(c, id, 4 * kPage));
+  }
+}
+
+/// contains(id), asked until no other record's failure is raised by the asking.
+bool held(const mlbs::Store<char>& c, std::uint64_t id) {
+  for (;;) try {
+      return c.contains(id);
+    } catch (const mlbs::IoError&) {
+    }
+}
+
+// Another record's failure raised in the middle of a read (every file removal fails): the read throws, its record stays whole and reads back exact.
+TEST(StoreParts, AReadStoppedPartWayLosesNoRecord) {
+  TempDir dir;
+  mlbs::Config cfg;
+  mlbs::Tier slow = mlbs::Tier::directory(dir / "slow");
+  slow.faults = "remove:EIO";
+  cfg.tiers = {mlbs::Tier::memory(8 * kPage), slow};
+  cfg.schedule = mlbs::Schedule::fifo();
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<char> c(rt, "u", in_parts(4));
+  const std::uint64_t n = 16;
+  for (std::uint64_t id = 0; id < n; ++id) {
+    fill(c, id, 4 * kPage);
+    c.write(id);
+  }
+  c.flush();
+  std::size_t failed = 0;
+  for (std::uint64_t id = 0; id < n; ++id) {
+    for (int attempt = 0;; ++attempt) {
+      ASSERT_LT(attempt, 64) << "id " << id << " never read back";
+      try {
+        c.read(id);
+        ASSERT_TRUE(exact(c, id, 4 * kPage));
+        break;
+      } catch (const mlbs::IoError& e) {
+        ++failed;
+        ASSERT_TRUE(held(c, id)) << "id " << id << " lost by a read stopped by: " << e.what();
+      }
+    }
+  }
+  EXPECT_GT(failed, 0u) << "no removal failure was raised";
+}
+
+// parts 0 or above kMaxParts, a persistent store in parts, and lending a slot of a store in parts are typed errors naming the store.
+TEST(StoreParts, WhatPartsDoNotSupportIsRefused) {
+  TempDir dir;
+  {
+    mlbs::Runtime rt(three_tiers(dir, mlbs::Schedule::lifo()));
+    expect_error<mlbs::InvalidArgumentError>([&] { mlbs::Store<char> c(rt, "u", in_parts(0)); },
+                                             {"StoreOptions::parts is 0", "store 'u'"});
+    expect_error<mlbs::InvalidArgumentError>(
+        [&] { mlbs::Store<char> c(rt, "u", in_parts(mlbs::StoreOptions::kMaxParts + 1)); },
+        {"StoreOptions::parts is 65", "store 'u'"});
+    mlbs::detail::StoreCore core(rt, "v", mlbs::detail::ElementKind::bytes, in_parts(2));
+    expect_error<mlbs::InvalidArgumentError>([&] { (void)core.lend_slot(kPage); }, {"2 parts", "store 'v'"});
+    mlbs::Store<char> w(rt, "v");  // a whole store of the same name is another store
+    EXPECT_TRUE(w.ids().empty());
+    expect_error<mlbs::StoreBusyError>([&] { mlbs::Store<char> again(rt, "v", in_parts(4)); }, {"v#0"});
+  }
+  mlbs::Config cfg = three_tiers(dir, mlbs::Schedule::lifo());
+  cfg.durability = mlbs::Durability::persistent;
+  mlbs::Runtime rt(cfg);
+  expect_error<mlbs::InvalidArgumentError>([&] { mlbs::Store<char> c(rt, "p", in_parts(2)); },
+                                           {"persistent", "store 'p'"});
+}
+
+}  // namespace
