@@ -212,8 +212,8 @@ int main(int argc, char** argv) {
         if (r.wall_s < best_wall) best_wall = r.wall_s, best_parts = k;
       }
       if (best_parts > 1 && best_wall < 0.98 * whole_wall)
-        fmt::print("writing each snapshot in {} parts: {:.0f}% less wall (the model counts no set-up per copy unless "
-                   "--tier gives a latency; docs/simulator.md, \"Records in parts\")\n",
+        fmt::print("writing each snapshot in {0} parts: {1:.0f}% less wall (StoreOptions::parts = {0}, docs/parts.md; "
+                   "the model counts no set-up per copy unless --tier gives a latency)\n",
                    best_parts, 100 * (1 - best_wall / whole_wall));
       else
         fmt::print("parts gain less than 2% here\n");
