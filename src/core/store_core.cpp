@@ -92,6 +92,12 @@ engine::Engine& live(const std::shared_ptr<engine::Engine>& e, const std::string
   return *e;
 }
 
+void refuse_lending(std::uint32_t parts, const std::string& name) {
+  if (parts > 1)
+    throw InvalidArgumentError(EINVAL, fmt::format("a store in {} parts has no one DRAM slot to lend: write() it", parts),
+                               {name, {}, {}});
+}
+
 std::size_t sum(const std::vector<std::size_t>& sizes) {
   std::size_t n = 0;
   for (std::size_t s : sizes) n += s;
@@ -139,6 +145,15 @@ void read_parts(engine::Engine& e, const std::vector<std::uint32_t>& handles, st
   }
 }
 
+/// The parts of record `id` into `buf`, reallocated (only once they are all read) when too small.
+void gather(engine::Engine& e, const std::vector<std::uint32_t>& handles, std::uint64_t id, Block& buf,
+            const std::vector<std::size_t>& sizes) {
+  if (buf.capacity() >= sum(sizes)) return read_parts(e, handles, id, buf.data(), sizes);
+  Block fresh = Block::allocate(sum(sizes));
+  read_parts(e, handles, id, fresh.data(), sizes);
+  buf = std::move(fresh);
+}
+
 }  // namespace
 
 void StoreCore::write(std::uint64_t id, const std::byte* data, std::size_t bytes) {
@@ -173,22 +188,17 @@ std::size_t StoreCore::read(std::uint64_t id, Block& buf, std::size_t elem_size)
                             fmt::format("record of {} bytes is not a whole number of {}-byte elements", total,
                                         elem_size),
                             {name_, id, {}});
-  if (buf.capacity() < total) {
-    Block fresh = Block::allocate(total);
-    read_parts(e, handles_, id, fresh.data(), sizes);
-    buf = std::move(fresh);
-  } else {
-    read_parts(e, handles_, id, buf.data(), sizes);
-  }
+  gather(e, handles_, id, buf, sizes);
   return total;
 }
 
 void StoreCore::read_exact(std::uint64_t id, Block& buf, std::size_t bytes) {
   engine::Engine& e = live(engine_, name_);
   if (parts() == 1) return static_cast<void>(e.read(handles_[0], id, buf, 1, bytes));
-  if (const std::size_t total = sum(part_sizes(e, handles_, name_, id)); total != bytes)
+  const std::vector<std::size_t> sizes = part_sizes(e, handles_, name_, id);
+  if (const std::size_t total = sum(sizes); total != bytes)
     throw SizeMismatchError(EMSGSIZE, fmt::format("record of {} bytes, expected {}", total, bytes), {name_, id, {}});
-  read(id, buf, 1);
+  gather(e, handles_, id, buf, sizes);
 }
 
 std::size_t StoreCore::read_into(std::uint64_t id, std::byte* dst, std::size_t offset, std::size_t len) {
@@ -204,14 +214,6 @@ std::size_t StoreCore::read_into(std::uint64_t id, std::byte* dst, std::size_t o
   read_parts(e, handles_, id, dst, sizes);
   return total;
 }
-
-namespace {
-void refuse_lending(std::uint32_t parts, const std::string& name) {
-  if (parts > 1)
-    throw InvalidArgumentError(EINVAL, fmt::format("a store in {} parts has no one DRAM slot to lend: write() it", parts),
-                               {name, {}, {}});
-}
-}  // namespace
 
 std::optional<Block> StoreCore::lend_slot(std::size_t bytes) {
   engine::Engine& e = live(engine_, name_);

@@ -283,7 +283,7 @@ void Engine::return_slot(detail::Block slot) noexcept {
 
 Record* Engine::await_read(Lock& lock, std::uint32_t store, std::uint64_t id, std::size_t elem, std::size_t exact,
                            std::size_t reach, bool own_errors_only) {
-  if (own_errors_only ? stopping_ : true) raise_pending();
+  if (!own_errors_only || stopping_) raise_pending();
   StoreState& s = store_ref(store);
   Record* r = &get(store, id);
   if (elem == 0 || r->size % elem != 0)
@@ -386,7 +386,6 @@ std::size_t Engine::read_into(std::uint32_t store, std::uint64_t id, std::byte* 
                               std::size_t len, bool own_errors_only) {
   Lock lock(mu_);
   if (!persistent()) {
-    if (!own_errors_only) raise_pending();
     if (const std::size_t size = get(store, id).size; offset != 0 || len < size)
       throw InvalidArgumentError(EINVAL,
                                  fmt::format("bytes [{}, +{}) of a record of {}: a part of a record is read from a "

@@ -239,6 +239,24 @@ TEST(StoreParts, AReadStoppedPartWayLosesNoRecord) {
   EXPECT_GT(failed, 0u) << "no removal failure was raised";
 }
 
+// What parts read with: a scratch read_into takes a whole record and releases it as read() does; a part of one is refused, the record kept.
+TEST(StoreParts, AScratchReadIntoTakesWholeRecordsOnly) {
+  TempDir dir;
+  mlbs::Runtime rt(three_tiers(dir, mlbs::Schedule::lifo()));
+  mlbs::detail::StoreCore core(rt, "u", mlbs::detail::ElementKind::bytes);
+  std::vector<char> data(3 * kPage + 1, 'x'), back(data.size());
+  core.write(1, reinterpret_cast<const std::byte*>(data.data()), data.size());
+  expect_error<mlbs::InvalidArgumentError>(
+      [&] { core.read_into(1, reinterpret_cast<std::byte*>(back.data()), 1, data.size()); },
+      {"persistent store only", "store 'u'", "id 1"});
+  expect_error<mlbs::InvalidArgumentError>(
+      [&] { core.read_into(1, reinterpret_cast<std::byte*>(back.data()), 0, data.size() - 1); }, {"id 1"});
+  ASSERT_TRUE(core.contains(1)) << "a refused read consumes nothing";
+  EXPECT_EQ(core.read_into(1, reinterpret_cast<std::byte*>(back.data()), 0, back.size()), data.size());
+  EXPECT_EQ(back, data);
+  EXPECT_FALSE(core.contains(1)) << "released, as read() releases a scratch record";
+}
+
 // parts 0 or above kMaxParts, a persistent store in parts, and lending a slot of a store in parts are typed errors naming the store.
 TEST(StoreParts, WhatPartsDoNotSupportIsRefused) {
   TempDir dir;
