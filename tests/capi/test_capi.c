@@ -125,6 +125,20 @@ static void scribble(mlbs_store_t* s) {
 
 enum { kRecords = 16, kRecordBytes = 16 * 1024, kOddId = 100, kOddBytes = 5000 };
 
+/* Writes records 0..n-1 and reads them back newest first: 1 when every write succeeded and every read is exact. */
+static int round_trips(mlbs_store_t* s, uint64_t n) {
+  int ok = 1;
+  for (uint64_t id = 0; id < n; ++id) {
+    fill(s, id);
+    ok = ok && mlbs_store_write(s, id) == 0;
+  }
+  for (uint64_t id = n; id-- > 0;) {
+    scribble(s);
+    ok = ok && mlbs_store_read(s, id) == 0 && holds(s, id, kRecordBytes);
+  }
+  return ok;
+}
+
 /* --- the tests ---------------------------------------------------------------- */
 
 /* Write 16 records (plus one odd-sized one), inspect the catalog, read all
@@ -419,16 +433,7 @@ static void test_store_options(const char* run) {
   CHECK(rc == 0 || (rc == -EINVAL && strstr(mlbs_last_error(), "lz4") != NULL));
   if (rc == 0) {
     /* its records cross DRAM (64 KiB) and come back exact */
-    for (uint64_t id = 0; id < 8; ++id) {
-      fill(s, id);
-      CHECK(mlbs_store_write(s, id) == 0);
-    }
-    int exact = 1;
-    for (uint64_t id = 8; id-- > 0;) {
-      scribble(s);
-      exact = exact && mlbs_store_read(s, id) == 0 && holds(s, id, kRecordBytes);
-    }
-    CHECK(exact);
+    CHECK(round_trips(s, 8));
     CHECK(mlbs_store_destroy(s) == 0);
   }
   /* a store in 4 parts: 8 records cross DRAM (64 KiB) and come back exact; parts 65 is -EINVAL */
@@ -439,18 +444,9 @@ static void test_store_options(const char* run) {
   if (s) {
     mlbs_stats_t before, after;
     CHECK(mlbs_runtime_stats(rt, &before) == 0);
-    for (uint64_t id = 0; id < 8; ++id) {
-      fill(s, id);
-      CHECK(mlbs_store_write(s, id) == 0);
-    }
+    CHECK(round_trips(s, 8));
     /* each record went in as four */
     CHECK(mlbs_runtime_stats(rt, &after) == 0 && after.writes - before.writes == 32);
-    int exact = 1;
-    for (uint64_t id = 8; id-- > 0;) {
-      scribble(s);
-      exact = exact && mlbs_store_read(s, id) == 0 && holds(s, id, kRecordBytes);
-    }
-    CHECK(exact);
     CHECK(mlbs_store_destroy(s) == 0);
   }
   o.parts = 65;

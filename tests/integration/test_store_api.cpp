@@ -30,6 +30,7 @@
 #include "catalog/checksum.hpp"
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
+#include "support/expect_error.hpp"
 #include "support/temp_dir.hpp"
 #include "tiers/directory/io_select.hpp"
 #include "tiers/wrappers/wrapped.hpp"
@@ -37,6 +38,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using mlbs::test::expect_error;
 using mlbs::test::stored_records;
 using mlbs::test::TempDir;
 
@@ -91,24 +93,6 @@ std::set<std::string> rec_files(const fs::path& dir) {
   std::set<std::string> out;
   for (const fs::path& p : mlbs::tiers::list_stored_objects(dir)) out.insert(fs::relative(p, dir).string());
   return out;
-}
-
-/// Runs `f` expecting an exception of type E whose what() contains every needle.
-template <class E>
-void expect_error(const std::function<void()>& f, std::initializer_list<std::string> needles,
-                  int errno_value = 0) {
-  try {
-    f();
-    ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const std::string& n : needles) EXPECT_NE(what.find(n), std::string::npos) << what << "\n  lacks: " << n;
-    if (errno_value) {
-      EXPECT_EQ(e.error_code(), errno_value) << what;
-    }
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected " << typeid(E).name() << ", got: " << e.what();
-  }
 }
 
 // ============================================================================

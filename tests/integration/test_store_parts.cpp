@@ -7,18 +7,18 @@
 
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "mlbs/detail/store_core.hpp"
 #include "mlbs/mlbs.hpp"
 #include "support/codecs.hpp"
+#include "support/expect_error.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
 
+using mlbs::test::expect_error;
 using mlbs::test::TempDir;
 
 constexpr std::size_t kPage = 4096;
@@ -43,26 +43,13 @@ mlbs::StoreOptions in_parts(std::uint32_t k) {
   return o;
 }
 
-/// DRAM for 3 pages x `dram_pages`, a fast tier with a quota, an unlimited slow tier.
+/// DRAM of `dram_pages` pages, a fast tier with a quota of 32 pages, an unlimited slow tier.
 mlbs::Config three_tiers(const TempDir& dir, mlbs::Schedule schedule, std::uint64_t dram_pages = 24) {
   mlbs::Config cfg;
   cfg.tiers = {mlbs::Tier::memory(dram_pages * kPage), mlbs::Tier::directory(dir / "fast", 32 * kPage),
                mlbs::Tier::directory(dir / "slow")};
   cfg.schedule = std::move(schedule);
   return cfg;
-}
-
-template <class E>
-void expect_error(const std::function<void()>& f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-    ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const std::string& n : needles) EXPECT_NE(what.find(n), std::string::npos) << what << "\n  lacks: " << n;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected " << typeid(E).name() << ", got: " << e.what();
-  }
 }
 
 // Records of many sizes (empty parts, odd tails, more than DRAM holds at once) in 4 parts read back byte-exact in each schedule, through every tier.
