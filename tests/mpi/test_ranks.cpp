@@ -62,6 +62,28 @@ TEST(Ranks, SameStoreNameAndPathsKeepEachRanksRecordsItsOwn) {
   EXPECT_TRUE(all_ranks(ok));
 }
 
+// A store in parts on shared paths: each rank's parts are its own (u#j.rank-r), every record back exact through every tier.
+TEST(Ranks, AStoreInPartsKeepsEachRanksPartsItsOwn) {
+  SharedTempDir dir;
+  mlbs::Runtime rt(three_tiers(dir));
+  mlbs::StoreOptions options;
+  options.parts = 3;
+  mlbs::Store<float> u(rt, "wavefield", options, kElems);
+  constexpr std::uint64_t kRecords = 12;
+  for (std::uint64_t id = 0; id < kRecords; ++id) {
+    fill(u, id);
+    u.write(id);
+  }
+  bool ok = rt.stats().writes == 3 * kRecords;
+  for (std::uint64_t id = kRecords; id-- > 0;) {
+    u.read(id);
+    ok = ok && holds(u, id);
+  }
+  EXPECT_TRUE(ok) << "rank " << world_rank() << " read another rank's or wrong bytes";
+  EXPECT_GT(rt.stats().tiers[2].bytes_in, 0u) << "the slow tier was not used";
+  EXPECT_TRUE(all_ranks(ok));
+}
+
 TEST(Ranks, ScratchSpacesOnSharedPathsCarryTheRank) {
   SharedTempDir dir;
   mlbs::Runtime rt(three_tiers(dir));
