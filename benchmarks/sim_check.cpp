@@ -195,7 +195,7 @@ mlbs::sim::Result simulated(const Setup& s) {
   const Order order = order_for(s);
   w.schedule = order.schedule.kind;
   w.hint_records = order.schedule.expected_records > 0;
-  w = mlbs::sim::split_records(std::move(w), s.parts);
+  w = s.store_parts ? mlbs::sim::store_parts(std::move(w), s.parts) : mlbs::sim::split_records(std::move(w), s.parts);
   if (w.schedule == mlbs::Schedule::Kind::explicit_order) w.order = order.ids;  // in parts already
   return mlbs::sim::simulate(m, w);
 }

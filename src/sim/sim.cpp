@@ -46,6 +46,12 @@ Workload split_records(Workload w, std::uint32_t parts) {
   return w;
 }
 
+Workload store_parts(Workload w, std::uint32_t parts) {
+  w = split_records(std::move(w), parts);
+  w.store_parts = w.parts > 1;
+  return w;
+}
+
 std::vector<std::uint64_t> revolve_like_order(std::uint32_t n, std::uint32_t group) {
   std::vector<std::uint64_t> order;
   if (n == 0 || group == 0) return order;
@@ -130,7 +136,7 @@ class Model {
     const std::uint64_t written = stored(res_.bytes_written), read = stored(res_.bytes_read);
     res_.least_io_s = least_io_s(h, written, read);
     res_.io_span_s = io_span_s(h, res_.least_io_s, edges(), peak_io_s(h, written, read));
-    res_.bound_s = physical_bound_s(res_.compute_s, res_.copy_s, res_.io_span_s);
+    res_.bound_s = physical_bound_s(res_.compute_s, res_.copy_s - parts_copy_s_, res_.io_span_s);
     return res_;
   }
 
@@ -202,6 +208,17 @@ class Model {
         blocked_since_ = now_;
         return;
     }
+  }
+
+  /// lifo:N's records still to come (pol::records_to_come), as the engine
+  /// counts them: per store, so a store in parts counts each part store's.
+  std::uint64_t records_to_come() const {
+    if (!w_.store_parts) return pol::records_to_come(w_.records, records_.size(), last_write_ > 0);
+    std::vector<std::uint64_t> held(w_.parts, 0);
+    for (const auto& r : records_) ++held[r->id % w_.parts];
+    std::uint64_t n = 0;
+    for (std::uint64_t h : held) n += pol::records_to_come(w_.records / w_.parts, h, last_write_ > 0);
+    return n;
   }
 
   void busy_until(double t, Waiting what) {
@@ -307,10 +324,12 @@ class Model {
     double t = direct_s;
     if (r.copies & bit(0)) {
       res_.tiers[0].bytes_out += r.size;
-      if (again || r.busy) {  // copied out of the slot, not handed over
+      if (again || r.busy || w_.store_parts) {  // copied out of the slot, not handed over
         const double copy = double(r.size) / m_.copy_bytes_per_s;
         t += copy;
         res_.copy_s += copy;
+        // A store's parts are copied out by its own choice: no bound forgives that.
+        if (!again && !r.busy) parts_copy_s_ += copy;
       }
     }
     if (!again && !m_.persistent) release(r);
@@ -409,7 +428,7 @@ class Model {
     }
     pol::Coming coming{{}, last_write_};
     const bool counted = w_.hint_records && w_.schedule == Schedule::Kind::lifo;
-    if (counted) coming.ranks.assign(pol::records_to_come(w_.records, records_.size(), last_write_ > 0), 0);
+    if (counted) coming.ranks.assign(records_to_come(), 0);
     if (w_.schedule == Schedule::Kind::explicit_order && last_write_ > 0) {
       // As Engine::coming_records(): the ids the order names after the next
       // write (in progress or not: ids are written in increasing order here).
@@ -659,6 +678,7 @@ class Model {
   double last_write_end_ = 0, last_copy_s_ = 0;  ///< the last write's return and its copy's time
 
   std::vector<std::unique_ptr<Record>> records_;
+  double parts_copy_s_ = 0;  ///< reads' copies out of slots that only a store in parts makes (not in the bound)
   std::unordered_map<std::uint64_t, Record*> by_id_;
   std::vector<Record*> ranked_;
   std::vector<pol::TierView> views_;

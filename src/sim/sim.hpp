@@ -74,6 +74,10 @@ struct Workload {
   /// Records per step (ids step x parts .. step x parts + parts - 1); `records`
   /// is a multiple of it.
   std::uint32_t parts = 1;
+  /// The parts are a store's (StoreOptions::parts, store_parts()): `parts`
+  /// engine stores, each counting its own records for lifo:N, and every read
+  /// copies its part out of the slot into the one working buffer.
+  bool store_parts = false;
 };
 
 struct TierTotals {
@@ -124,6 +128,10 @@ std::vector<std::uint64_t> revolve_like_order(std::uint32_t n, std::uint32_t gro
 /// compute per step unchanged. Throws InvalidArgumentError when `parts` is 0
 /// or does not divide the record size.
 Workload split_records(Workload w, std::uint32_t parts);
+
+/// The same kept by the store itself (StoreOptions::parts, docs/parts.md):
+/// split_records() with Workload::store_parts set when `parts` > 1.
+Workload store_parts(Workload w, std::uint32_t parts);
 
 /// Runs the model to the end. Throws InvalidArgumentError for a model that
 /// cannot run (no tiers, a bandwidth of 0, a record larger than DRAM, an

@@ -485,6 +485,19 @@ TEST(Sim, RecordsInPartsComputeOncePerStep) {
   EXPECT_THROW(split_records(w, 4), mlbs::InvalidArgumentError) << "parts that do not divide the record";
 }
 
+// A store in parts (StoreOptions::parts) reads each part by a copy out of its slot, where the application's own
+// records are handed over: the model charges every read's bytes at the copy rate; one part is a whole record.
+TEST(Sim, AStoreInPartsCopiesEveryRead) {
+  const Workload w = records(8, 0.01);
+  const Machine m = two_tiers(256 * kMiB, 0);  // everything fits DRAM: no read waits on a helper
+  const Result own = simulate(m, split_records(w, 4)), store = simulate(m, store_parts(w, 4));
+  EXPECT_NEAR(store.copy_s - own.copy_s, double(store.bytes_read) / m.copy_bytes_per_s, 1e-9);
+  EXPECT_GT(store.wall_s, own.wall_s);
+  EXPECT_DOUBLE_EQ(store.bound_s, own.bound_s) << "the physical bound forgives no copy the store chose to make";
+  EXPECT_FALSE(store_parts(w, 1).store_parts);
+  EXPECT_TRUE(store_parts(w, 4).store_parts);
+}
+
 // DRAM for two records over three unlimited tiers: one whole record at a time leaves DRAM, so the tiers take
 // turns (docs/simulator.md, "What is left"); in four parts, several leave at once and the three tiers work
 // together, close to the bound that has them in parallel.

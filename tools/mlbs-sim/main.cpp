@@ -78,6 +78,7 @@ nlohmann::json to_json(const Machine& m, const Workload& w, const Result& r) {
                      {"busy_s", r.tiers[t].busy_s}});
   return {{"dram_bytes", m.dram_bytes},     {"helpers", m.helpers},
           {"parts", w.parts},
+          {"store_parts", w.store_parts},
           {"codec_ratio", m.codec_ratio},
           {"wall_s", r.wall_s},             {"write_phase_s", r.write_phase_s},
           {"compute_s", r.compute_s},       {"copy_s", r.copy_s},
@@ -115,6 +116,7 @@ int main(int argc, char** argv) {
   w.records = 32;
   bool recommend = false;
   std::uint32_t parts = 1;
+  bool store_parts = false;
   app.add_option("--dram", dram, "DRAM budget")->capture_default_str();
   app.add_option("--tier", tier_specs, "a file tier, fastest first: CAPACITY:BANDWIDTH[:LATENCY] (capacity 0 = unlimited)")
       ->required();
@@ -142,6 +144,9 @@ int main(int argc, char** argv) {
                  "--order and the compute stay per step)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  app.add_flag("--store-parts", store_parts,
+               "--parts as a store keeps them (StoreOptions::parts, docs/parts.md): each part counted by its own "
+               "store, each read copied out of its slots");
   app.add_flag("--hint", w.hint_records, "lifo, fifo: tell the planner how many records will come (lifo:N, fifo:N)");
   app.add_flag("--recommend", recommend, "sweep the DRAM budget and recommend the smallest with blocking <= 2%");
   app.add_option("--json", json, "also write the results as JSON to this file");
@@ -165,7 +170,7 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError("--order", "--schedule explicit needs --order ID,ID,...");
     w.order = order;
     const Workload whole = w;  // per snapshot, for --recommend's parts
-    w = mlbs::sim::split_records(std::move(w), parts);
+    w = store_parts ? mlbs::sim::store_parts(std::move(w), parts) : mlbs::sim::split_records(std::move(w), parts);
 
     nlohmann::json out;
     if (!recommend) {
@@ -197,13 +202,13 @@ int main(int argc, char** argv) {
       else
         fmt::print("no DRAM budget up to the data volume keeps blocking under 2%: the file tiers are the bottleneck\n");
       // At the budget given: each snapshot in parts (whole blocks each), where DRAM holds few snapshots.
-      fmt::print("\nat DRAM {}, each snapshot written in parts:\n{:>6} {:>10} {:>9} {:>9}\n",
+      fmt::print("\nat DRAM {}, each snapshot kept in parts (StoreOptions::parts):\n{:>6} {:>10} {:>9} {:>9}\n",
                  bytes(double(m.dram_bytes)), "parts", "wall s", "x bound", "blocked");
       std::uint32_t best_parts = 1;
       double best_wall = 0, whole_wall = 0;
       for (std::uint32_t k : {1u, 2u, 4u, 8u}) {
         if (whole.record_bytes % (std::uint64_t(k) * mlbs::detail::kBlockAlign) != 0) continue;
-        const Workload split = mlbs::sim::split_records(whole, k);
+        const Workload split = mlbs::sim::store_parts(whole, k);  // as StoreOptions::parts would keep them
         const Result r = mlbs::sim::simulate(m, split);
         out.push_back(to_json(m, split, r));
         fmt::print("{:>6} {:>10.4f} {:>8.3f}x {:>8.1f}%\n", k, r.wall_s, r.bound_s > 0 ? r.wall_s / r.bound_s : 0.0,
