@@ -56,11 +56,11 @@ typedef struct {
   int elements;              /* an mlbs_elements_t: MLBS_ELEMENTS_BYTES unless the records are floats or doubles */
   uint32_t plane_nx;         /* records as planes of plane_nx * plane_ny elements (ZFP codes 3-D), */
   uint32_t plane_ny;         /* as rows of plane_nx (plane_ny 0: ZFP codes 2-D); plane_nx 0: flat (1-D) */
-  uint32_t parts;            /* each record kept as this many parts, scratch stores (docs/parts.md); 0 or 1: whole */
+  uint32_t parts;            /* each record kept as this many parts (docs/parts.md); 0 or 1: whole */
 } mlbs_store_options_t;
 /* mlbs_store_create with the store's own settings; `options` NULL: as mlbs_store_create.
  * -EINVAL for a bad codec spec (named in mlbs_last_error()), ZFP on a store of bytes,
- * or parts above 64 or in a persistent runtime. */
+ * parts above 64, or a persistent store opened with another part count than it holds. */
 MLBS_API int mlbs_store_create_with(mlbs_runtime_t* rt, const char* name, size_t bytes,
                                     const mlbs_store_options_t* options, mlbs_store_t** out);
 MLBS_API int mlbs_store_destroy(mlbs_store_t* s);

@@ -25,8 +25,9 @@ struct StoreOptions {
   /// Each record kept as this many parts, written back to back and read back
   /// into one buffer (docs/parts.md): where DRAM holds only two or three
   /// records, parts let the tiers copy one step's data side by side. 1: whole
-  /// records. At most kMaxParts; scratch stores only (a persistent store in
-  /// parts is an InvalidArgumentError naming it).
+  /// records. At most kMaxParts. A persistent store records its count and
+  /// reopens only with it (InvalidArgumentError otherwise) while it holds
+  /// records; a record a crash left without some part is dropped at recovery.
   std::uint32_t parts = 1;
   static constexpr std::uint32_t kMaxParts = 64;
 };

@@ -282,7 +282,8 @@ void bind_runtime(nb::module_& m) {
                   "numpy.typing.DTypeLike = None, *, codec: str | None = None, parts: int = 1) -> Store"),
           "A store of arrays of that shape and dtype (default float64); persistent stores recover here. "
           "codec: the store's own (\"zstd:3\", \"zfp:precision=20\", \"none\" ...) instead of the runtime's. "
-          "parts: each record kept as that many parts (scratch runtimes; docs/parts.md).")
+          "parts: each record kept as that many parts (docs/parts.md; a persistent store reopens with the "
+          "count it was written with).")
       .def("stats", &PyRuntime::stats, "The catalog's counters: a dict, 'tiers' a list of dicts.")
       .def_prop_ro("config", &PyRuntime::config)
       .def_prop_ro("rank", &PyRuntime::rank)

@@ -126,6 +126,8 @@ struct StoreState {
   std::unordered_map<std::uint64_t, std::uint64_t> pending;   ///< writes in progress: id -> bytes
   std::shared_ptr<catalog::Journal> journal;
   catalog::StoreLock lock;         ///< persistent: this runtime's hold on the store
+  /// Persistent, part 0 of a store in parts: the hold on the whole store's name.
+  catalog::StoreLock whole_lock;
   unsigned journal_erases = 0;     ///< erase entries queued or being written: flush() waits for them
   /// The store's live catalog (catalog/live.hpp), while it is open; null
   /// when Config::live_catalog is off or another writer publishes the name.

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -15,6 +16,7 @@
 
 #include "mlbs/config.hpp"
 #include "mlbs/errors.hpp"
+#include "tiers/directory/directory_backend.hpp"
 #include "tiers/transfer.hpp"
 
 namespace mlbs::catalog {
@@ -160,33 +162,93 @@ void StoreLock::release() noexcept {
   fd_ = -1;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A count recorded beside a store's spaces (`<store>.ranks`, `<space>.parts`); none when absent or unreadable.
+std::optional<long> read_count(const fs::path& marker) {
+  std::FILE* f = std::fopen(marker.c_str(), "r");
+  if (!f) return std::nullopt;
+  long written = 0;
+  const bool ok = std::fscanf(f, "%ld", &written) == 1;
+  std::fclose(f);
+  return ok ? std::optional<long>(written) : std::nullopt;
+}
+
+/// Records a count durably: written beside the marker, synced, renamed over
+/// it, its folder synced (a crash leaves the old count or the new, never part).
+void write_count(const tiers::Backend& tier, const fs::path& marker, long count, const std::string& tag) {
+  const fs::path tmp = marker.string() + "." + tag + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) tier.fail(errno, fmt::format("cannot write {}", tmp.string()), nullptr);
+  std::fprintf(f, "%ld\n", count);
+  int err = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0 ? 0 : errno;
+  std::fclose(f);
+  std::error_code ec;
+  if (!err) fs::rename(tmp, marker, ec);
+  if (!err && ec) err = ec.value();
+  if (!err) err = tiers::sync_directory(marker.parent_path());
+  if (err) {
+    fs::remove(tmp, ec);
+    tier.fail(err, fmt::format("cannot record {} in {}", count, marker.string()), nullptr);
+  }
+}
+
+}  // namespace
+
 void check_rank_count(const tiers::Backend& tier, const std::string& space, const std::string& store, int ranks,
                       int rank) {
   // A persistent store written by N ranks is N rank spaces: a run with another
   // count would silently see a part of it. Rank 0 records the count beside them.
-  const std::filesystem::path marker = std::filesystem::path(tier.space_path(space)).parent_path() / (store + ".ranks");
-  if (std::FILE* f = std::fopen(marker.c_str(), "r")) {
-    int written = 0;
-    const bool ok = std::fscanf(f, "%d", &written) == 1;
-    std::fclose(f);
-    if (ok && written != ranks)
+  const fs::path marker = fs::path(tier.space_path(space)).parent_path() / (store + ".ranks");
+  if (const std::optional<long> written = read_count(marker)) {
+    if (*written != ranks)
       throw InvalidArgumentError(EINVAL,
                                  fmt::format("the persistent store was written by {} MPI ranks and this run has {}: "
                                              "recover it with {} ranks ({})",
-                                             written, ranks, written, marker.string()),
+                                             *written, ranks, *written, marker.string()),
                                  {store, {}, tier.label()});
-    if (ok) return;
+    return;
   }
-  if (rank != 0) return;
-  const std::filesystem::path tmp = marker.string() + ".tmp";
-  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-    std::fprintf(f, "%d\n", ranks);
-    const bool written = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-    std::fclose(f);
-    if (written) std::filesystem::rename(tmp, marker);
-  } else {
-    tier.fail(errno, fmt::format("cannot write {}", tmp.string()), nullptr);
-  }
+  if (rank == 0) write_count(tier, marker, ranks, "rank-0");
+}
+
+void check_part_count(tiers::Backend& tier, const std::string& store, const std::string& rank_suffix,
+                      std::uint32_t parts) {
+  // Records cut in K parts are K part stores beside the whole store's space:
+  // opened with another count, a read would put together the wrong pieces.
+  const std::string whole = store + rank_suffix;
+  const auto part_space = [&](long j) { return fmt::format("{}#{}{}", store, j, rank_suffix); };
+  const fs::path marker = fs::path(tier.space_path(whole)).parent_path() / (whole + ".parts");
+  const long written = read_count(marker).value_or(1);
+  if (written == static_cast<long>(parts)) return;
+  // Another count is taken only while the store holds nothing: what it
+  // holds was cut for the count it was written with.
+  const auto holds = [&](const std::string& space) {
+    tier.create_space(space);  // a no-op for a folder; what lets an MPI-IO tier see its index
+    return !tier.list(space).empty();
+  };
+  bool held = false;
+  if (written > 1)
+    for (long j = 0; j < written && !held; ++j) held = holds(part_space(j));
+  else
+    held = holds(whole);
+  if (held)
+    throw InvalidArgumentError(
+        EINVAL,
+        written > 1 ? fmt::format("the persistent store keeps its records in {} parts and is opened {}: open it "
+                                  "with StoreOptions::parts = {} ({})",
+                                  written, parts > 1 ? fmt::format("in {}", parts) : std::string("whole"), written,
+                                  marker.string())
+                    : fmt::format("the persistent store keeps its records whole and is opened in {} parts: open it "
+                                  "with StoreOptions::parts = 1",
+                                  parts),
+        {store, {}, tier.label()});
+  if (parts > 1) return write_count(tier, marker, parts, "parts");
+  std::error_code ec;
+  fs::remove(marker, ec);  // whole again: no marker, as a store always kept whole has none
+  if (ec) tier.fail(ec.value(), fmt::format("cannot remove {}", marker.string()), nullptr);
 }
 
 RecoveredStore recover_store(tiers::Backend& tier, const std::string& space, const std::string& store,

@@ -39,6 +39,16 @@ class StoreLock {
 void check_rank_count(const tiers::Backend& tier, const std::string& space, const std::string& store, int ranks,
                       int rank);
 
+/// A persistent store kept in parts (StoreOptions::parts): its records are
+/// `parts` part stores `<store>#j<rank_suffix>` beside the whole store's
+/// space, and `<store><rank_suffix>.parts` records the count. Opened with
+/// another count (1: whole) while any of what it holds was cut for the count
+/// it was written with, it is refused (InvalidArgumentError naming both);
+/// a store that holds nothing takes the new count. The caller holds the
+/// whole store's lock.
+void check_part_count(tiers::Backend& tier, const std::string& store, const std::string& rank_suffix,
+                      std::uint32_t parts);
+
 struct RecoveryOptions {
   bool checksums = true;           ///< compare each record's xxHash3 (else its size only)
   std::size_t chunk_bytes = 1 << 20;  ///< read through a buffer this large

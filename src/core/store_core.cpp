@@ -1,9 +1,11 @@
 #include "mlbs/detail/store_core.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/engine.hpp"
 #include "mlbs/errors.hpp"
@@ -38,6 +40,36 @@ ElementKind resolve(ElementKind from_type, StoreOptions::Elements given, const s
                                {store, {}, {}});
   return said;
 }
+/// A persistent store in parts, its parts just recovered: a record some part
+/// lacks cannot be read whole, and is dropped from the parts holding it
+/// (named on stderr, as recovery names what it skips). Its parts are each
+/// durable, but the record was not until all were: a crash between them
+/// came before any flush() acknowledged it. A part that failed verification
+/// leaves its record so too; the part's own copy stays where recovery left it.
+void drop_partial_records(engine::Engine& e, const std::vector<std::uint32_t>& handles, const std::string& store) {
+  std::vector<std::vector<std::uint64_t>> held;  // each part's ids, sorted
+  std::vector<std::uint64_t> any;
+  for (std::uint32_t h : handles) {
+    held.push_back(e.ids(h));
+    std::vector<std::uint64_t> more;
+    std::set_union(any.begin(), any.end(), held.back().begin(), held.back().end(), std::back_inserter(more));
+    any = std::move(more);
+  }
+  for (std::uint64_t id : any) {
+    std::vector<std::size_t> missing;
+    for (std::size_t j = 0; j < held.size(); ++j)
+      if (!std::binary_search(held[j].begin(), held[j].end(), id)) missing.push_back(j);
+    if (missing.empty()) continue;
+    std::fprintf(stderr,
+                 "mlbs: store '%s': record %llu lacks part%s %s of %zu at recovery (a crash between its parts, "
+                 "before any flush() returned, or a part that failed verification): its other parts are dropped\n",
+                 store.c_str(), static_cast<unsigned long long>(id), missing.size() > 1 ? "s" : "",
+                 fmt::format("{}", fmt::join(missing, ", ")).c_str(), handles.size());
+    for (std::size_t j = 0; j < held.size(); ++j)
+      if (std::binary_search(held[j].begin(), held[j].end(), id)) e.erase(handles[j], id);
+  }
+}
+
 }  // namespace
 
 StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, std::uint32_t plane_nx,
@@ -60,15 +92,20 @@ StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, const S
     for (std::uint32_t j = 0; j < options.parts; ++j)
       handles_.push_back(engine_->open_store(name_, codec_element(kind), {options.plane_nx, options.plane_ny},
                                              options.codec, {j, options.parts}));
+    if (options.parts > 1 && engine_->config().durability == Durability::persistent)
+      drop_partial_records(*engine_, handles_, name_);
   } catch (...) {
-    for (std::uint32_t h : handles_) engine_->close_store(h);
+    close_parts();
     throw;
   }
 }
 
-StoreCore::~StoreCore() {
+StoreCore::~StoreCore() { close_parts(); }
+
+void StoreCore::close_parts() noexcept {
+  // Last part first: part 0 holds a persistent store's name until the rest are closed.
   if (engine_)
-    for (std::uint32_t h : handles_) engine_->close_store(h);
+    for (auto h = handles_.rbegin(); h != handles_.rend(); ++h) engine_->close_store(*h);
 }
 
 StoreCore::StoreCore(StoreCore&& o) noexcept
@@ -76,8 +113,7 @@ StoreCore::StoreCore(StoreCore&& o) noexcept
 
 StoreCore& StoreCore::operator=(StoreCore&& o) noexcept {
   if (this != &o) {
-    if (engine_)
-      for (std::uint32_t h : handles_) engine_->close_store(h);
+    close_parts();
     engine_ = std::move(o.engine_);
     handles_ = std::move(o.handles_);
     granule_ = o.granule_;

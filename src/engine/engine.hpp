@@ -359,8 +359,10 @@ class Engine {
   ErrorContext ctx(const Record& r, int tier = -1) const;
   ErrorContext ctx(std::uint32_t store, std::uint64_t id) const;
   std::string space_for(const StoreState& s, int tier) const;
-  /// Persistent: takes the store's lock and recovers what its journal names (catalog/recovery).
-  void recover(std::uint32_t store);
+  /// Persistent: takes the store's lock and recovers what its journal names
+  /// (catalog/recovery). `given` and `rank`: the name the application gave
+  /// and the rank's suffix; `part`: which part of it the store is.
+  void recover(std::uint32_t store, const std::string& given, const std::string& rank, StorePart part);
   /// Waits until every record of `store` written up to generation `horizon`
   /// (and every erase done so far) is durable on the last tier. Throws when
   /// that cannot happen: some failed there, or the helpers are idle with

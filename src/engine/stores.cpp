@@ -45,14 +45,6 @@ std::uint32_t Engine::open_store(const std::string& given, codec::Element elemen
   check_store_name(given);
   if (part.count == 0 || part.index >= part.count)
     throw InvalidArgumentError(EINVAL, fmt::format("part {} of {}", part.index, part.count), {given, {}, {}});
-  // Recovery would need every part of a record on the last tier, and would
-  // have to tell a crash between parts from a store reopened with another
-  // count: until it does, persistent stores are kept whole.
-  if (part.count > 1 && persistent())
-    throw InvalidArgumentError(EINVAL,
-                               fmt::format("StoreOptions::parts is {}: a persistent store is kept whole (parts are "
-                                           "for scratch stores)", part.count),
-                               {given, {}, {}});
   const std::string name = part.count > 1 ? fmt::format("{}#{}", given, part.index) : given;
   // Before anything is made: a bad spec, or ZFP on a store that is not float
   // or double, is refused here. The store's own codec, else the runtime's.
@@ -76,11 +68,12 @@ std::uint32_t Engine::open_store(const std::string& given, codec::Element elemen
   const std::uint32_t index = catalog_.add_store(std::move(s));
   if (persistent() && journaled()) {
     try {
-      recover(index);
+      recover(index, given, rank, part);
     } catch (...) {
       StoreState& failed = catalog_.store(index);
       failed.open = false;
       failed.lock.release();
+      failed.whole_lock.release();
       for (int t = 1; t < last(); ++t) tiers_[t].backend->remove_space(failed.space);
       throw;
     }
@@ -119,10 +112,17 @@ void Engine::go_live(std::uint32_t index) {
   touch();
 }
 
-void Engine::recover(std::uint32_t index) {
+void Engine::recover(std::uint32_t index, const std::string& given, const std::string& rank, StorePart part) {
   StoreState& s = catalog_.store(index);
   tiers::Backend& pt = *tiers_[last()].backend;
+  if (part.count > 1 && part.index == 0) {
+    // The first part holds the whole store's lock too: no runtime opens the
+    // store whole, or in parts, while these parts are open.
+    pt.create_space(given + rank);
+    s.whole_lock = catalog::StoreLock(pt, given + rank, given);
+  }
   s.lock = catalog::StoreLock(pt, s.persistent_space, s.name);
+  if (part.index == 0) catalog::check_part_count(pt, given, rank, part.count);
   if (group_) catalog::check_rank_count(pt, s.persistent_space, s.name, group_->size(), group_->rank());
   const catalog::RecoveredStore found = catalog::recover_store(
       pt, s.persistent_space, s.name,
@@ -195,6 +195,7 @@ void Engine::close_store(std::uint32_t index) noexcept {
     if (!(persistent() && t == last())) tiers_[t].backend->remove_space(s.space);
   s.journal.reset();
   s.lock.release();
+  s.whole_lock.release();
   touch();
 }
 

@@ -33,6 +33,7 @@
 #include "catalog/journal.hpp"
 #include "mlbs/mlbs.hpp"
 #include "support/backend_override.hpp"
+#include "support/crash.hpp"
 #include "support/gate.hpp"
 #include "support/inspect_tool.hpp"
 #include "support/temp_dir.hpp"
@@ -44,6 +45,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using mlbs::test::crash_after;
 using mlbs::test::TempDir;
 
 constexpr std::size_t kElems = 4096;               // 16 KiB records
@@ -155,29 +157,6 @@ void append_bytes(const fs::path& file, const std::string& bytes) {
   ASSERT_TRUE(f) << file;
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(f) << file;
-}
-
-/// Runs `body` in a child process that then dies without running any
-/// destructor (no drain, no close): a crash, as far as the store can tell.
-template <class F>
-void crash_after(F body) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int code = 0;
-    try {
-      body();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "child: %s\n", e.what());
-      code = 3;
-    }
-    ::_exit(code);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0) << "the child failed before its simulated crash";
 }
 
 // --- a gate in the directory backend ------------------------------------------

@@ -7,17 +7,25 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "catalog/journal.hpp"
 #include "mlbs/detail/store_core.hpp"
 #include "mlbs/mlbs.hpp"
 #include "support/codecs.hpp"
+#include "support/crash.hpp"
 #include "support/expect_error.hpp"
 #include "support/temp_dir.hpp"
+#include "tiers/directory/layout.hpp"
 
 namespace {
 
+namespace fs = std::filesystem;
 using mlbs::test::expect_error;
 using mlbs::test::TempDir;
 
@@ -244,7 +252,7 @@ TEST(StoreParts, AScratchReadIntoTakesWholeRecordsOnly) {
   EXPECT_FALSE(core.contains(1)) << "released, as read() releases a scratch record";
 }
 
-// parts 0 or above kMaxParts, a persistent store in parts, and lending a slot of a store in parts are typed errors naming the store.
+// parts 0 or above kMaxParts and lending a slot of a store in parts are typed errors naming the store.
 TEST(StoreParts, WhatPartsDoNotSupportIsRefused) {
   TempDir dir;
   {
@@ -260,11 +268,175 @@ TEST(StoreParts, WhatPartsDoNotSupportIsRefused) {
     EXPECT_TRUE(w.ids().empty());
     expect_error<mlbs::StoreBusyError>([&] { mlbs::Store<char> again(rt, "v", in_parts(4)); }, {"v#0"});
   }
+}
+
+// --- persistent stores in parts ---------------------------------------------
+
+mlbs::Config persistent(const TempDir& dir) {
   mlbs::Config cfg = three_tiers(dir, mlbs::Schedule::lifo());
   cfg.durability = mlbs::Durability::persistent;
-  mlbs::Runtime rt(cfg);
+  cfg.shutdown_timeout_ms = 20000;
+  return cfg;
+}
+
+const std::vector<std::size_t> kSizes = {0, 1, kPage - 1, 3 * kPage + 5, 8 * kPage + 1};
+
+void write_records(mlbs::Store<char>& c, std::uint64_t first, std::uint64_t n) {
+  for (std::uint64_t id = first; id < first + n; ++id) {
+    fill(c, id, kSizes[id % kSizes.size()]);
+    c.write(id);
+  }
+}
+
+::testing::AssertionResult reads_back(mlbs::Store<char>& c, const std::vector<std::uint64_t>& ids) {
+  if (c.ids() != ids) return ::testing::AssertionFailure() << c.ids().size() << " records listed, not " << ids.size();
+  for (std::uint64_t id : ids) {
+    c.read(id);
+    if (auto ok = exact(c, id, kSizes[id % kSizes.size()]); !ok) return ok;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<std::uint64_t> first_ids(std::uint64_t n) {
+  std::vector<std::uint64_t> v(n);
+  for (std::uint64_t id = 0; id < n; ++id) v[id] = id;
+  return v;
+}
+
+/// Where part `j` of record `id` lies on the slow tier, as its journal names it.
+mlbs::tiers::StoredObject part_bytes(const TempDir& dir, const std::string& store, std::uint32_t j, std::uint64_t id) {
+  const fs::path space = dir.path() / "slow" / fmt::format("{}#{}", store, j);
+  const auto replay = mlbs::catalog::replay_journal((space / "journal.mlbs").string());
+  const auto e = replay.live.find(id);
+  if (e == replay.live.end()) return {};
+  return mlbs::tiers::locate_stored_object(space, id, e->second.generation);
+}
+
+// Records of a persistent store in parts are durable after flush() and come back byte-exact in a later runtime, kept there (a persistent read) and unique.
+TEST(PersistentParts, RecordsSurviveTheRuntimeByteExact) {
+  TempDir dir;
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<char> c(rt, "p", in_parts(4));
+    write_records(c, 0, 10);
+    c.flush();
+    EXPECT_TRUE(c.info(8).durable);
+    EXPECT_EQ(c.info(8).part_tiers.size(), 4u);
+  }
+  EXPECT_TRUE(fs::exists(dir.path() / "slow" / "p.parts")) << "the part count is recorded beside the store";
+  for (int run = 0; run < 2; ++run) {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<char> c(rt, "p", in_parts(4));
+    ASSERT_TRUE(reads_back(c, first_ids(10))) << "run " << run;
+    EXPECT_EQ(rt.stats().live_records, 40u) << "a persistent read keeps every part";
+    expect_error<mlbs::DuplicateIdError>([&] { write_records(c, 3, 1); }, {"store 'p", "id 3"});
+    EXPECT_EQ(rt.stats().live_records, 40u) << "a refused write leaves no part behind";
+  }
+}
+
+// A crash after flush() loses no flushed record; records it cut off between their parts are dropped (named on stderr) and their ids can be written again.
+TEST(PersistentParts, ACrashLosesNoFlushedRecordAndLeavesNoPartialOne) {
+  TempDir dir;
+  mlbs::test::crash_after([&] {
+    auto* rt = new mlbs::Runtime(persistent(dir));  // leaked: a crash runs no destructor
+    auto* c = new mlbs::Store<char>(*rt, "p", in_parts(4));
+    write_records(*c, 0, 6);
+    c->flush();
+    write_records(*c, 6, 6);
+  });
+  mlbs::Runtime rt(persistent(dir));
+  mlbs::Store<char> c(rt, "p", in_parts(4));
+  const std::vector<std::uint64_t> ids = c.ids();
+  ASSERT_GE(ids.size(), 6u);
+  EXPECT_EQ(std::vector<std::uint64_t>(ids.begin(), ids.begin() + 6), first_ids(6)) << "a flushed record was lost";
+  EXPECT_TRUE(reads_back(c, ids));
+  EXPECT_EQ(rt.stats().live_records, 4 * ids.size()) << "parts of records not whole in every part are left";
+  for (std::uint64_t id = 6; id < 12; ++id)
+    if (!c.contains(id)) write_records(c, id, 1);
+  c.flush();
+  EXPECT_TRUE(reads_back(c, first_ids(12)));
+}
+
+// A record a crash cut off between its parts (one part's put never journaled) is dropped from the others at recovery, named on stderr; the rest read back.
+TEST(PersistentParts, ARecordMissingAPartIsDroppedAtRecovery) {
+  TempDir dir;
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<char> c(rt, "p", in_parts(4));
+    write_records(c, 0, 4);
+    c.flush();
+    write_records(c, 4, 1);  // its parts' puts are the last entry of each part's journal
+  }
+  const fs::path journal = dir.path() / "slow" / "p#3" / "journal.mlbs";
+  fs::resize_file(journal, fs::file_size(journal) - mlbs::catalog::Journal::kEntryBytes);  // part 3's put torn
+  ::testing::internal::CaptureStderr();
+  mlbs::Runtime rt(persistent(dir));
+  mlbs::Store<char> c(rt, "p", in_parts(4));
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("store 'p': record 4 lacks part 3 of 4"), std::string::npos) << said;
+  EXPECT_FALSE(c.contains(4));
+  EXPECT_EQ(rt.stats().live_records, 16u) << "record 4's other parts are dropped";
+  EXPECT_TRUE(reads_back(c, first_ids(4)));
+  write_records(c, 4, 1);  // the id is free again
+  c.flush();
+  EXPECT_TRUE(reads_back(c, first_ids(5)));
+}
+
+// A part that fails verification at recovery takes its record with it (counted as a checksum failure); the others read back.
+TEST(PersistentParts, APartThatFailsVerificationDropsItsRecord) {
+  TempDir dir;
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<char> c(rt, "p", in_parts(4));
+    write_records(c, 0, 5);
+  }
+  const auto bad = part_bytes(dir, "p", 1, 3);  // record 3: 3 pages + 5 bytes, a page in each part but the last
+  ASSERT_TRUE(bad.found);
+  {
+    std::fstream f(bad.file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(bad.offset + 10));
+    f.put('\x7f' ^ byte_of(3, kPage + 10));
+    ASSERT_TRUE(f);
+  }
+  ::testing::internal::CaptureStderr();
+  mlbs::Runtime rt(persistent(dir));
+  mlbs::Store<char> c(rt, "p", in_parts(4));
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("record 3 lacks part 1 of 4"), std::string::npos) << said;
+  EXPECT_GT(rt.stats().checksum_failures, 0u);
+  EXPECT_TRUE(reads_back(c, {0, 1, 2, 4}));
+}
+
+// A persistent store opens only with the part count it was written with (whole too) while it holds records; emptied, it takes another; open in parts, its name is busy.
+TEST(PersistentParts, AStoreOpensWithTheCountItWasWrittenWith) {
+  TempDir dir;
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<char> c(rt, "p", in_parts(4));
+    write_records(c, 0, 3);
+    expect_error<mlbs::StoreBusyError>([&] { mlbs::Store<char> w(rt, "p"); }, {"store 'p'"});
+    mlbs::Store<char> q(rt, "q");
+    write_records(q, 0, 3);
+  }
+  mlbs::Runtime rt(persistent(dir));
   expect_error<mlbs::InvalidArgumentError>([&] { mlbs::Store<char> c(rt, "p", in_parts(2)); },
-                                           {"persistent", "store 'p'"});
+                                           {"store 'p'", "in 4 parts and is opened in 2", "parts = 4"});
+  expect_error<mlbs::InvalidArgumentError>([&] { mlbs::Store<char> c(rt, "p"); },
+                                           {"store 'p'", "in 4 parts and is opened whole"});
+  expect_error<mlbs::InvalidArgumentError>([&] { mlbs::Store<char> c(rt, "q", in_parts(2)); },
+                                           {"store 'q'", "whole and is opened in 2 parts", "parts = 1"});
+  {
+    mlbs::Store<char> c(rt, "p", in_parts(4));
+    EXPECT_TRUE(reads_back(c, first_ids(3))) << "a refused open changes nothing";
+    for (std::uint64_t id = 0; id < 3; ++id) c.erase(id);
+    c.flush();
+  }
+  {
+    mlbs::Store<char> c(rt, "p", in_parts(2));  // empty: it takes the new count
+    write_records(c, 0, 5);
+  }
+  mlbs::Store<char> c(rt, "p", in_parts(2));
+  EXPECT_TRUE(reads_back(c, first_ids(5)));
 }
 
 }  // namespace

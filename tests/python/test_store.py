@@ -162,3 +162,22 @@ def test_persistent_store_is_recovered_by_a_new_runtime(tmp_path):
         assert s.ids() == list(range(10))
         for i in range(10):
             np.testing.assert_array_equal(s.read(i), snapshot(i, (100, 100), np.float64))
+
+
+def test_persistent_store_in_parts_reopens_with_its_count(tmp_path):
+    """A persistent store in 3 parts is read back exact by the next runtime in 3 parts, and refused whole or in 2."""
+    cfg = mlbs.Config(tiers=f"mem:1MiB,dir:{tmp_path}", schedule="fifo", durability="persistent")
+    with mlbs.Runtime(cfg) as rt:
+        s = rt.store("ckpt", shape=(100, 100), dtype=np.float64, parts=3)
+        for i in range(6):
+            s.write(i, snapshot(i, (100, 100), np.float64))
+        s.flush()
+        assert all(s.info(i)["durable"] for i in range(6))
+    with mlbs.Runtime(cfg) as rt:
+        for other, said in [(2, "opened in 2"), (1, "opened whole")]:
+            with pytest.raises(mlbs.InvalidArgumentError, match=f"keeps its records in 3 parts and is {said}"):
+                rt.store("ckpt", shape=(100, 100), dtype=np.float64, parts=other)
+        s = rt.store("ckpt", shape=(100, 100), dtype=np.float64, parts=3)
+        assert s.ids() == list(range(6))
+        for i in range(6):
+            np.testing.assert_array_equal(s.read(i), snapshot(i, (100, 100), np.float64))

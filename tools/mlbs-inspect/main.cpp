@@ -312,6 +312,14 @@ int run(const Options& opt) {
   const auto salvage_hint = fmt::format("salvage it with: mlbs-inspect --salvage {} {}", opt.tier_dir, opt.store);
   if (!fs::is_regular_file(journal, ec)) {
     if (stored == 0) {
+      // A store in parts (docs/parts.md) is one store per part beside this folder.
+      if (std::ifstream marker(fs::path(opt.tier_dir) / (opt.store + ".parts")); marker) {
+        unsigned parts = 0;
+        marker >> parts;
+        std::fprintf(stderr, "mlbs-inspect: store '%s' is kept in %u parts: inspect %s#0 ... %s#%u\n",
+                     opt.store.c_str(), parts, opt.store.c_str(), opt.store.c_str(), parts ? parts - 1 : 0);
+        return kExitUsage;
+      }
       std::fprintf(stderr, "mlbs-inspect: no journal at %s: not a persistent store of that name\n",
                    journal.c_str());
       return kExitUsage;

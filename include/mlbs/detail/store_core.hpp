@@ -86,6 +86,8 @@ class MLBS_API StoreCore {
 #endif
 
  private:
+  void close_parts() noexcept;
+
   std::shared_ptr<engine::Engine> engine_;
   /// One engine store per part (one for whole records): part j is `name#j`.
   std::vector<std::uint32_t> handles_;
