@@ -97,6 +97,7 @@ struct Segment {
   A32 readers;    ///< in-transit readers attached (View::attach_reader); a crashed one stays counted
   A64 unpublished;
   TierSlot tiers[kMaxTiers];
+  std::uint32_t part, parts;  ///< WriterInfo::part and parts
 
   Slot* slots() { return reinterpret_cast<Slot*>(reinterpret_cast<char*>(this) + header_bytes); }
   const Slot* slots() const {
@@ -191,6 +192,8 @@ std::unique_ptr<Writer> Writer::create(const WriterInfo& info, std::uint32_t slo
   s.ranks = info.ranks;
   s.persistent = info.persistent;
   s.started_unix_ns = info.started_unix_ns;
+  s.part = info.part;
+  s.parts = info.parts;
   put_text(s.store, info.store);
   put_text(s.space, info.space);
   put_text(s.persistent_space, info.persistent_space);
@@ -352,6 +355,8 @@ std::unique_ptr<View> View::open(const std::string& last_tier_path, const std::s
   i.space = text(s.space);
   i.persistent_space = text(s.persistent_space);
   i.slot_count = s.slot_count;
+  i.part = s.part;
+  i.parts = s.parts;
   for (std::uint32_t t = 0; t < std::min<std::uint32_t>(s.tier_count, kMaxTiers); ++t) {
     i.tier_paths.push_back(text(s.tiers[t].path));
     i.tier_kinds.push_back(text(s.tiers[t].kind));

@@ -35,8 +35,9 @@ namespace mlbs::catalog::live {
 // 2: 128-byte slots, filed_ns and reader acks; 3: readers attached; 4: a record's codec frame (stored size,
 // its checksum): a reader of version 3 would read a frame as the record, so it must refuse; 5: tiers' raw
 // bytes and codec time (TierStats::raw_bytes_in/out, codec_ns); 6: a record's checksum kind (flags bit 1): a
-// reader of version 5 would verify a pieces checksum as plain xxHash3 and call every copy bad.
-inline constexpr std::uint32_t kLiveVersion = 6;
+// reader of version 5 would verify a pieces checksum as plain xxHash3 and call every copy bad; 7: which part
+// of a store in parts the store is (WriterInfo::part, parts), which a reader reassembling parts must know.
+inline constexpr std::uint32_t kLiveVersion = 7;
 inline constexpr std::size_t kMaxTiers = 8;
 inline constexpr std::uint32_t kDefaultSlots = 1u << 16;
 
@@ -77,6 +78,9 @@ struct WriterInfo {
   std::vector<std::string> tier_kinds;  ///< Tier::kind names, fastest first
   std::vector<std::string> tier_paths;  ///< "" for the memory tier; the last one names the segment
   std::uint32_t slot_count = 0;
+  /// Part `part` of a store the application keeps in `parts` parts
+  /// (StoreOptions::parts; `store` is then `<name>#<part>`); 0 of 1: whole.
+  std::uint32_t part = 0, parts = 1;
 };
 
 struct Segment;  // the mapped layout (live.cpp)

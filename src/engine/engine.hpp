@@ -354,7 +354,7 @@ class Engine {
   /// overrides the one the catalog derives (an erase in progress).
   void publish(const Record& r, std::optional<catalog::RecordState> state = std::nullopt);
   /// Opens the store's live catalog and publishes what it holds (recovered records).
-  void go_live(std::uint32_t store);
+  void go_live(std::uint32_t store, StorePart part);
   void raise_pending();
   ErrorContext ctx(const Record& r, int tier = -1) const;
   ErrorContext ctx(std::uint32_t store, std::uint64_t id) const;

@@ -78,11 +78,11 @@ std::uint32_t Engine::open_store(const std::string& given, codec::Element elemen
       throw;
     }
   }
-  go_live(index);
+  go_live(index, part);
   return index;
 }
 
-void Engine::go_live(std::uint32_t index) {
+void Engine::go_live(std::uint32_t index, StorePart part) {
   if (!cfg_.live_catalog) return;
   StoreState& s = catalog_.store(index);
   catalog::live::WriterInfo info;
@@ -97,6 +97,8 @@ void Engine::go_live(std::uint32_t index) {
   info.store = s.name;
   info.space = s.space;
   info.persistent_space = s.persistent_space;
+  info.part = part.index;
+  info.parts = part.count;
   for (const Tier& t : cfg_.tiers) {
     info.tier_kinds.push_back(t.kind);
     info.tier_paths.push_back(t.path);

@@ -174,6 +174,35 @@ TEST(Reader, PersistentStoreReadsDurableRecords) {
   for (std::uint64_t id = 0; id < 16; ++id) EXPECT_TRUE(exact(r.read(id), id)) << id;
 }
 
+// A store the writer keeps in parts (StoreOptions::parts) is read whole: ids, wait, size and read put its 4 parts together, exact, a short last part too.
+TEST(Reader, ReassemblesAStoreKeptInParts) {
+  TempDir dir;
+  const mlbs::Config cfg = config(dir);
+  mlbs::Runtime rt(cfg);
+  mlbs::StoreOptions options;
+  options.parts = 4;
+  mlbs::Store<float> u(rt, "wave", options, kElems);
+  mlbs::Reader<float> r(cfg, "wave");
+  for (std::uint64_t id = 0; id < 6; ++id) write(u, id);
+  for (std::uint64_t id = 0; id < 6; ++id) {
+    ASSERT_TRUE(r.wait(id, 30s)) << id;
+    EXPECT_EQ(r.size(id), kElems);
+    EXPECT_TRUE(exact(r.read(id), id)) << id;
+  }
+  EXPECT_EQ(r.ids(), (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5}));
+  u.resize(3 * 1024 + 7);  // parts of 4096, 4096, 4096 and 28 bytes
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = value(9, i);
+  u.write(9);
+  ASSERT_TRUE(r.wait(9, 30s));
+  const std::vector<float> odd = r.read(9);
+  ASSERT_EQ(odd.size(), 3 * 1024 + 7u);
+  for (std::size_t i = 0; i < odd.size(); ++i) ASSERT_EQ(odd[i], value(9, i)) << i;
+  std::vector<float> small(kElems - 1);
+  EXPECT_THROW(r.read(1, std::span<float>(small)), mlbs::SizeMismatchError);
+  u.erase(2);
+  EXPECT_THROW(r.read(2), mlbs::UnknownIdError);
+}
+
 // Bad input: a store nobody writes, another configuration, a wrong buffer size and an unknown id are typed errors naming what is wrong.
 TEST(Reader, BadInputIsTypedErrors) {
   TempDir dir;
