@@ -110,10 +110,67 @@ struct ReaderCore::Impl {
     if (!v.writer_alive())
       throw ShutdownError(ESHUTDOWN, fmt::format("the writer (pid {}) is gone", v.info().pid), ctx(id));
   }
-  bool wait(const View& v, std::uint64_t id, std::chrono::steady_clock::time_point deadline) const;
+  /// Until record `id` of `v` is readable (true) or `deadline` passes.
+  bool wait(const View& v, std::uint64_t id, std::chrono::steady_clock::time_point deadline) const {
+    for (;;) {
+      const std::uint32_t seen = v.changes();
+      if (const auto r = v.find(id); r && readable(*r)) return true;
+      check_writer(v, id);
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::nanoseconds::zero()) return false;
+      // At most a second at a time: a writer that dies wakes nobody.
+      v.wait_change(seen, std::min<std::chrono::milliseconds>(std::chrono::ceil<std::chrono::milliseconds>(left),
+                                                              std::chrono::seconds(1)));
+    }
+  }
   /// Copies one record of `v` (a whole record, or a part of one) into `out`, which holds `bytes`
   /// (acknowledged to the writer: `v` is not const).
-  void read(View& v, std::uint64_t id, std::byte* out, std::size_t bytes) const;
+  void read(View& v, std::uint64_t id, std::byte* out, std::size_t bytes) const {
+    // A record moves or goes between the catalog's word and the open: a few
+    // rounds follow it; more mean it keeps moving faster than it can be read.
+    constexpr int kRounds = 8;
+    for (int round = 0; round < kRounds; ++round) {
+      const RecordView r = entry(v, id);
+      if (!readable(r)) {
+        std::string where;
+        for (std::size_t t = 0; t < tiers.size(); ++t)
+          if (r.copies & catalog::bit(static_cast<int>(t)))
+            where += fmt::format("{}tier {} ({})", where.empty() ? "" : ", ", t, why[t]);
+        throw UnknownIdError(EAGAIN, fmt::format("record not readable yet: its copies are on {} (wait for it)",
+                                                 where.empty() ? "no tier" : where),
+                             ctx(id));
+      }
+      if (r.size != bytes)  // rewritten since its size was taken
+        throw SizeMismatchError(EINVAL, fmt::format("record of {} bytes read into {} bytes", r.size, bytes), ctx(id));
+      std::exception_ptr failure;
+      int corrupt = -1;  ///< the tier whose copy did not match the checksum
+      for (std::size_t t = 1; t < tiers.size(); ++t) {
+        if (!(r.copies & catalog::bit(static_cast<int>(t))) || !tiers[t]) continue;
+        try {
+          const tiers::StoredRecord rec{r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum, r.checksum_kind};
+          auto reader = tiers[t]->open({space_for(v, static_cast<int>(t)), id, r.generation, v.info().store},
+                                       rec.file_bytes());
+          detail::Block frame;  // a compressed record's frame, decoded into `out`
+          tiers::read_record(*reader, rec, out, frame, true, 1, {});  // a mismatch is reported below, with context
+          v.acknowledge(id, r.generation);  // reader retention may let it go now
+          return;
+        } catch (const CorruptionError&) {
+          corrupt = static_cast<int>(t);  // torn or replaced under us: another copy, or another round
+        } catch (const Error&) {
+          failure = std::current_exception();  // gone meanwhile (moved, erased): the catalog will say
+        }
+      }
+      // Nothing read: if the catalog entry changed, follow it; if not, the copy is bad.
+      const std::optional<RecordView> now = v.find(id);
+      const bool changed = !now || now->generation != r.generation || now->copies != r.copies ||
+                           now->state == RecordState::erased;
+      if (changed) continue;
+      if (corrupt > 0)
+        throw CorruptionError(EBADMSG, "the record's copy does not match the writer's checksum", ctx(id, corrupt));
+      std::rethrow_exception(failure);
+    }
+    throw IoError(EAGAIN, fmt::format("the record moved {} times while being read", kRounds), ctx(id));
+  }
   void check_config() const;
 };
 
@@ -192,19 +249,6 @@ std::vector<std::uint64_t> ReaderCore::ids() const {
   return out;
 }
 
-bool ReaderCore::Impl::wait(const View& v, std::uint64_t id, std::chrono::steady_clock::time_point deadline) const {
-  for (;;) {
-    const std::uint32_t seen = v.changes();
-    if (const auto r = v.find(id); r && readable(*r)) return true;
-    check_writer(v, id);
-    const auto left = deadline - std::chrono::steady_clock::now();
-    if (left <= std::chrono::nanoseconds::zero()) return false;
-    // At most a second at a time: a writer that dies wakes nobody.
-    v.wait_change(seen, std::min<std::chrono::milliseconds>(std::chrono::ceil<std::chrono::milliseconds>(left),
-                                                            std::chrono::seconds(1)));
-  }
-}
-
 bool ReaderCore::wait(std::uint64_t id, std::chrono::nanoseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   return std::all_of(impl_->views.begin(), impl_->views.end(),
@@ -245,53 +289,6 @@ void ReaderCore::read(std::uint64_t id, std::byte* out, std::size_t bytes, std::
     m.read(*m.views[j], id, out, sizes[j]);
     out += sizes[j];
   }
-}
-
-void ReaderCore::Impl::read(View& v, std::uint64_t id, std::byte* out, std::size_t bytes) const {
-  // A record moves or goes between the catalog's word and the open: a few
-  // rounds follow it; more mean it keeps moving faster than it can be read.
-  constexpr int kRounds = 8;
-  for (int round = 0; round < kRounds; ++round) {
-    const RecordView r = entry(v, id);
-    if (!readable(r)) {
-      std::string where;
-      for (std::size_t t = 0; t < tiers.size(); ++t)
-        if (r.copies & catalog::bit(static_cast<int>(t)))
-          where += fmt::format("{}tier {} ({})", where.empty() ? "" : ", ", t, why[t]);
-      throw UnknownIdError(EAGAIN, fmt::format("record not readable yet: its copies are on {} (wait for it)",
-                                               where.empty() ? "no tier" : where),
-                           ctx(id));
-    }
-    if (r.size != bytes)  // rewritten since its size was taken
-      throw SizeMismatchError(EINVAL, fmt::format("record of {} bytes read into {} bytes", r.size, bytes), ctx(id));
-    std::exception_ptr failure;
-    int corrupt = -1;  ///< the tier whose copy did not match the checksum
-    for (std::size_t t = 1; t < tiers.size(); ++t) {
-      if (!(r.copies & catalog::bit(static_cast<int>(t))) || !tiers[t]) continue;
-      try {
-        const tiers::StoredRecord rec{r.size, r.stored, r.checksum, r.frame_checksum, r.has_checksum, r.checksum_kind};
-        auto reader = tiers[t]->open({space_for(v, static_cast<int>(t)), id, r.generation, v.info().store},
-                                     rec.file_bytes());
-        detail::Block frame;  // a compressed record's frame, decoded into `out`
-        tiers::read_record(*reader, rec, out, frame, true, 1, {});  // a mismatch is reported below, with context
-        v.acknowledge(id, r.generation);  // reader retention may let it go now
-        return;
-      } catch (const CorruptionError&) {
-        corrupt = static_cast<int>(t);  // torn or replaced under us: another copy, or another round
-      } catch (const Error&) {
-        failure = std::current_exception();  // gone meanwhile (moved, erased): the catalog will say
-      }
-    }
-    // Nothing read: if the catalog entry changed, follow it; if not, the copy is bad.
-    const std::optional<RecordView> now = v.find(id);
-    const bool changed = !now || now->generation != r.generation || now->copies != r.copies ||
-                         now->state == RecordState::erased;
-    if (changed) continue;
-    if (corrupt > 0)
-      throw CorruptionError(EBADMSG, "the record's copy does not match the writer's checksum", ctx(id, corrupt));
-    std::rethrow_exception(failure);
-  }
-  throw IoError(EAGAIN, fmt::format("the record moved {} times while being read", kRounds), ctx(id));
 }
 
 }  // namespace mlbs::detail
