@@ -5,13 +5,16 @@
 // build before and after a change to the policies and compare the two
 // outputs (benchmarks/sweep_compare.py). --only KEY prints one point with
 // its tiers' totals and its timeline; --hint tells LIFO and FIFO the record count;
-// --parts K writes each point's records in K parts (docs/simulator.md, "Records in parts").
+// --parts K writes each point's records in K parts (docs/simulator.md, "Records in parts"), the
+// application's, or with --store-parts the store's (StoreOptions::parts); --auto-parts in the parts the
+// store chooses (StoreOptions::kAutoParts).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "mlbs/store_options.hpp"
 #include "sim/sweep.hpp"
 
 namespace {
@@ -36,8 +39,9 @@ int main(int argc, char** argv) {
   std::string only;
   bool hint = false;
   unsigned long parts = 1;
+  bool by_store = false;
   const auto usage = [] {
-    std::fprintf(stderr, "usage: mlbs_sim_sweep [--only KEY] [--hint] [--parts K (1-64)]\n");
+    std::fprintf(stderr, "usage: mlbs_sim_sweep [--only KEY] [--hint] [--parts K (1-64) [--store-parts] | --auto-parts]\n");
     return 2;
   };
   for (int i = 1; i < argc; ++i) {
@@ -46,6 +50,10 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else if (a == "--hint") {
       hint = true;
+    } else if (a == "--auto-parts") {
+      parts = mlbs::StoreOptions::kAutoParts;
+    } else if (a == "--store-parts") {
+      by_store = true;
     } else if (a == "--parts" && i + 1 < argc) {
       parts = std::strtoul(argv[++i], nullptr, 10);
       if (parts < 1 || parts > 64) return usage();
@@ -56,7 +64,7 @@ int main(int argc, char** argv) {
   std::vector<double> ratios;
   for (mlbs::sim::SweepPoint& p : mlbs::sim::sweep_points({mlbs::Schedule::Kind::lifo, mlbs::Schedule::Kind::fifo,
                                                             mlbs::Schedule::Kind::explicit_order},
-                                                           hint, only, std::uint32_t(parts))) {
+                                                           hint, only, std::uint32_t(parts), by_store)) {
     p.machine.timeline = !only.empty();
     const mlbs::sim::Result r = mlbs::sim::simulate(p.machine, p.workload);
     ratios.push_back(r.wall_s / r.bound_s);

@@ -1,5 +1,6 @@
 // A snapshot kept in parts: one wavefield store whose records the runtime
-// keeps as four parts (StoreOptions::parts), written back to back after each
+// keeps in parts (StoreOptions::parts; here kAutoParts, the store choosing
+// four for DRAM that holds two snapshots), written back to back after each
 // step's compute and read back, newest first, into the one working buffer.
 // With DRAM for only two whole snapshots, parts leave DRAM several at a time,
 // so the file tiers work side by side, and DRAM keeps room for a whole step's
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
   try {
     mlbs::Runtime rt(cfg);
     mlbs::StoreOptions options;
-    options.parts = 4;  // each 8 MiB snapshot as four 2 MiB parts
+    options.parts = mlbs::StoreOptions::kAutoParts;  // DRAM for two 8 MiB snapshots: four 2 MiB parts
     mlbs::Store<float> u(rt, "wavefield", options, kCells);
 
     const int steps = 24;  // 192 MiB: 12x the DRAM budget
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
       std::printf("tier %zu %-9s in %10s  out %10s\n", t, s.tiers[t].kind.c_str(),
                   mlbs::format_bytes(s.tiers[t].bytes_in).c_str(), mlbs::format_bytes(s.tiers[t].bytes_out).c_str());
     std::printf("%d steps in %u parts back exact (%llu part writes); blocked: write %.3f s, read %.3f s\n", steps,
-                options.parts, static_cast<unsigned long long>(s.writes), s.write_block_ns * 1e-9,
+                u.parts(), static_cast<unsigned long long>(s.writes), s.write_block_ns * 1e-9,
                 s.read_block_ns * 1e-9);
   } catch (const mlbs::Error& e) {  // typed, naming store, id and tier
     std::fprintf(stderr, "%s\n", e.what());

@@ -11,6 +11,8 @@ module mlbs
   integer, parameter, public :: MLBS_SCRATCH = 0, MLBS_PERSISTENT = 1
   !> What a store's records hold, for its codec (ZFP codes reals only): mlbs_store_open's `elements`.
   integer, parameter, public :: MLBS_BYTES = 0, MLBS_REAL4 = 1, MLBS_REAL8 = 2
+  !> mlbs_store_open(..., parts=MLBS_PARTS_AUTO): the store chooses (C's MLBS_PARTS_AUTO, all bits set)
+  integer, parameter, public :: MLBS_PARTS_AUTO = -1
 
   !> mlbs_store_options_t of include/mlbs/mlbs.h.
   type, bind(C) :: c_store_options
@@ -187,7 +189,8 @@ contains
   !> ("zstd:3", "zfp:precision=20", "none" ...) instead of the runtime's;
   !> `elements`: MLBS_REAL4 or MLBS_REAL8 when its records are reals (ZFP
   !> codes nothing else), MLBS_BYTES by default; `parts`: each record kept
-  !> as that many parts, in a scratch runtime (docs/parts.md), 1 by default.
+  !> as that many parts (docs/parts.md), 1 by default, or MLBS_PARTS_AUTO:
+  !> the store chooses from `bytes` and the DRAM budget.
   subroutine mlbs_store_open(store, rt, name, bytes, stat, errmsg, codec, elements, parts)
     type(mlbs_store), intent(out) :: store
     type(mlbs_runtime), intent(in) :: rt

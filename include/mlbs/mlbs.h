@@ -49,6 +49,8 @@ MLBS_API int mlbs_store_create(mlbs_runtime_t* rt, const char* name, size_t byte
 
 /* What a store's bytes are, for its codec: ZFP codes float and double only. */
 typedef enum { MLBS_ELEMENTS_BYTES = 0, MLBS_ELEMENTS_FLOAT = 1, MLBS_ELEMENTS_DOUBLE = 2 } mlbs_elements_t;
+/* mlbs_store_options_t::parts: let the store choose (StoreOptions::kAutoParts). */
+#define MLBS_PARTS_AUTO 0xffffffffu
 /* A store's own settings (mlbs::StoreOptions, docs/codecs.md "Per store").
  * Zero-initialise it ({0} or memset) and set what differs. */
 typedef struct {
@@ -56,7 +58,8 @@ typedef struct {
   int elements;              /* an mlbs_elements_t: MLBS_ELEMENTS_BYTES unless the records are floats or doubles */
   uint32_t plane_nx;         /* records as planes of plane_nx * plane_ny elements (ZFP codes 3-D), */
   uint32_t plane_ny;         /* as rows of plane_nx (plane_ny 0: ZFP codes 2-D); plane_nx 0: flat (1-D) */
-  uint32_t parts;            /* each record kept as this many parts (docs/parts.md); 0 or 1: whole */
+  uint32_t parts;            /* each record kept as this many parts (docs/parts.md); 0 or 1: whole; */
+                             /* MLBS_PARTS_AUTO: the store chooses from `bytes` and the DRAM budget */
 } mlbs_store_options_t;
 /* mlbs_store_create with the store's own settings; `options` NULL: as mlbs_store_create.
  * -EINVAL for a bad codec spec (named in mlbs_last_error()), ZFP on a store of bytes,
@@ -68,6 +71,8 @@ MLBS_API int mlbs_store_destroy(mlbs_store_t* s);
  * read or resize of the store. */
 MLBS_API void* mlbs_store_data(mlbs_store_t* s);
 MLBS_API size_t mlbs_store_size(const mlbs_store_t* s);
+/* The parts each record is kept in (1: whole; what MLBS_PARTS_AUTO chose), or -EINVAL for s NULL. */
+MLBS_API int mlbs_store_parts(const mlbs_store_t* s);
 MLBS_API int mlbs_store_resize(mlbs_store_t* s, size_t bytes);
 MLBS_API int mlbs_store_write(mlbs_store_t* s, uint64_t id);
 MLBS_API int mlbs_store_read(mlbs_store_t* s, uint64_t id);

@@ -44,9 +44,10 @@ class Store {
     resize(n);
   }
   /// The same with the store's own settings: its codec, its records' layout
-  /// (docs/codecs.md, "Per store").
+  /// (docs/codecs.md, "Per store"), its parts (`n` x sizeof(T) is the record
+  /// size StoreOptions::kAutoParts chooses for).
   Store(Runtime& rt, std::string name, const StoreOptions& options, size_type n = 0)
-      : core_(rt, std::move(name), detail::element_kind<T>(), options) {
+      : core_(rt, std::move(name), detail::element_kind<T>(), options, n * sizeof(T)) {
     resize(n);
   }
   /// A moved-from store is empty and can only be destroyed or assigned to.
@@ -127,6 +128,8 @@ class Store {
   /// last tier (persistent mode); in scratch mode, once write-behind is idle.
   void flush() { core_.flush(); }
   RecordInfo info(std::uint64_t id) const { return core_.info(id); }
+  /// The parts each record is kept in (StoreOptions::parts; 1: whole), as chosen for kAutoParts.
+  std::uint32_t parts() const noexcept { return core_.parts(); }
   const std::string& name() const noexcept { return core_.name(); }
 
 #if MLBS_HAVE_MPI

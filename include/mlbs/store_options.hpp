@@ -28,8 +28,12 @@ struct StoreOptions {
   /// records. At most kMaxParts. A persistent store records its count and
   /// reopens only with it (InvalidArgumentError otherwise) while it holds
   /// records; a record a crash left without some part is dropped at recovery.
+  /// kAutoParts: the store chooses from its records' size (the working
+  /// buffer's at construction) and the DRAM budget (docs/parts.md, "Letting
+  /// the store choose"); a persistent store that recorded a count takes it.
   std::uint32_t parts = 1;
   static constexpr std::uint32_t kMaxParts = 64;
+  static constexpr std::uint32_t kAutoParts = 0xffffffffu;
 };
 
 }  // namespace mlbs

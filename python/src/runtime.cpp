@@ -116,6 +116,21 @@ class PyRuntime {
   std::shared_ptr<Shared> shared_;
 };
 
+/// `parts=`: a count, or "auto" (StoreOptions::kAutoParts).
+std::uint32_t part_count(nb::handle parts) {
+  if (nb::isinstance<nb::str>(parts)) {
+    if (nb::cast<std::string>(parts) == "auto") return StoreOptions::kAutoParts;
+  } else if (nb::isinstance<nb::int_>(parts) && !nb::isinstance<nb::bool_>(parts)) {
+    // The store names a count it does not take (0, more than kMaxParts); one
+    // no uint32 holds is refused here.
+    if (const long long k = nb::cast<long long>(parts); k >= 0 && k < StoreOptions::kAutoParts)
+      return static_cast<std::uint32_t>(k);
+    throw InvalidArgumentError(EINVAL, "parts= is " + nb::cast<std::string>(nb::str(parts)) +
+                                           ": give a count of parts (1 to 64) or \"auto\"");
+  }
+  throw nb::type_error("parts= takes a count of parts or \"auto\"");
+}
+
 class PyStore {
  public:
   PyStore(PyRuntime& rt, std::string name, ArraySpec spec, std::string codec, std::uint32_t parts)
@@ -130,7 +145,7 @@ class PyStore {
     if (!shared_->rt) closed("runtime", name_);
     StoreOptions options{std::move(codec), plane_nx(spec_), plane_ny(spec_)};
     options.parts = parts;
-    *core_ = std::make_unique<detail::StoreCore>(*shared_->rt, name_, element_kind(spec_), options);
+    *core_ = std::make_unique<detail::StoreCore>(*shared_->rt, name_, element_kind(spec_), options, spec_.nbytes);
     shared_->stores.push_back(core_);
   }
 
@@ -243,6 +258,10 @@ class PyStore {
   }
   const std::string& name() const { return name_; }
   const ArraySpec& spec() const { return spec_; }
+  std::uint32_t parts() {
+    std::shared_lock lock(shared_->mu);
+    return core().parts();
+  }
 
  private:
   detail::StoreCore& core() {
@@ -273,17 +292,18 @@ void bind_runtime(nb::module_& m) {
       .def(
           "store",
           [](PyRuntime& rt, std::string name, nb::handle shape, nb::handle dtype, std::optional<std::string> codec,
-             std::uint32_t parts) {
-            return new PyStore(rt, std::move(name), ArraySpec::from_python(shape, dtype), codec.value_or(""), parts);
+             nb::handle parts) {
+            return new PyStore(rt, std::move(name), ArraySpec::from_python(shape, dtype), codec.value_or(""),
+                               part_count(parts));
           },
           nb::arg("name"), nb::arg("shape"), nb::arg("dtype") = nb::none(), nb::kw_only(),
           nb::arg("codec") = nb::none(), nb::arg("parts") = 1, nb::keep_alive<0, 1>(),
           nb::sig("def store(self, name: str, shape: int | collections.abc.Sequence[int], dtype: "
-                  "numpy.typing.DTypeLike = None, *, codec: str | None = None, parts: int = 1) -> Store"),
+                  "numpy.typing.DTypeLike = None, *, codec: str | None = None, parts: int | str = 1) -> Store"),
           "A store of arrays of that shape and dtype (default float64); persistent stores recover here. "
           "codec: the store's own (\"zstd:3\", \"zfp:precision=20\", \"none\" ...) instead of the runtime's. "
-          "parts: each record kept as that many parts (docs/parts.md; a persistent store reopens with the "
-          "count it was written with).")
+          "parts: each record kept as that many parts, or \"auto\": the store chooses from the array's size and "
+          "DRAM (docs/parts.md; a persistent store reopens with the count it was written with).")
       .def("stats", &PyRuntime::stats, "The catalog's counters: a dict, 'tiers' a list of dicts.")
       .def_prop_ro("config", &PyRuntime::config)
       .def_prop_ro("rank", &PyRuntime::rank)
@@ -314,6 +334,7 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("shape", [](const PyStore& s) { return s.spec().shape_tuple(); })
       .def_prop_ro("dtype", [](const PyStore& s) { return s.spec().np_dtype; })
       .def_prop_ro("nbytes", [](const PyStore& s) { return s.spec().nbytes; })
+      .def_prop_ro("parts", &PyStore::parts, "The parts each record is kept in (1: whole), as chosen for \"auto\".")
       .def("__repr__", [](const PyStore& s) { return "mlbs.Store('" + s.name() + "', " + s.spec().describe() + ")"; });
 }
 

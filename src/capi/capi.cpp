@@ -292,7 +292,8 @@ int mlbs_store_create_with(mlbs_runtime_t* rt, const char* name, size_t bytes, c
       if (options->codec) o.codec = options->codec;
       o.plane_nx = options->plane_nx;
       o.plane_ny = options->plane_ny;
-      o.parts = std::max<std::uint32_t>(1, options->parts);  // zero-initialised: whole records
+      // Zero-initialised: whole records; MLBS_PARTS_AUTO is StoreOptions::kAutoParts.
+      o.parts = std::max<std::uint32_t>(1, options->parts);
     }
     *out = new mlbs_store(rt, name, bytes, o);
     return 0;
@@ -321,6 +322,11 @@ size_t mlbs_store_size(const mlbs_store_t* s) {
     return 0;
   }
   return s->s.size();
+}
+
+int mlbs_store_parts(const mlbs_store_t* s) {
+  if (!s) return null_arg("mlbs_store_parts", "s");
+  return static_cast<int>(s->s.parts());
 }
 
 int mlbs_store_resize(mlbs_store_t* s, size_t bytes) {

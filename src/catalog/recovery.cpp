@@ -214,13 +214,28 @@ void check_rank_count(const tiers::Backend& tier, const std::string& space, cons
   if (rank == 0) write_count(tier, marker, ranks, "rank-0");
 }
 
+namespace {
+fs::path part_count_marker(const tiers::Backend& tier, const std::string& whole_space) {
+  return fs::path(tier.space_path(whole_space)).parent_path() / (whole_space + ".parts");
+}
+}  // namespace
+
+std::optional<std::uint32_t> recorded_part_count(const tiers::Backend& tier, const std::string& store,
+                                                 const std::string& rank_suffix) {
+  const std::string whole = store + rank_suffix;
+  if (const std::optional<long> k = read_count(part_count_marker(tier, whole)); k && *k > 1 && *k <= 0xffffffffL)
+    return static_cast<std::uint32_t>(*k);
+  if (!tier.list(whole).empty()) return 1;  // records kept whole
+  return std::nullopt;
+}
+
 void check_part_count(tiers::Backend& tier, const std::string& store, const std::string& rank_suffix,
                       std::uint32_t parts) {
   // Records cut in K parts are K part stores beside the whole store's space:
   // opened with another count, a read would put together the wrong pieces.
   const std::string whole = store + rank_suffix;
   const auto part_space = [&](long j) { return fmt::format("{}#{}{}", store, j, rank_suffix); };
-  const fs::path marker = fs::path(tier.space_path(whole)).parent_path() / (whole + ".parts");
+  const fs::path marker = part_count_marker(tier, whole);
   const long written = read_count(marker).value_or(1);
   if (written == static_cast<long>(parts)) return;
   // Another count is taken only while the store holds nothing: what it

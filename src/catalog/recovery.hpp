@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,11 @@ void check_rank_count(const tiers::Backend& tier, const std::string& space, cons
 /// whole store's lock.
 void check_part_count(tiers::Backend& tier, const std::string& store, const std::string& rank_suffix,
                       std::uint32_t parts);
+/// The count a persistent store holds its records in: the one
+/// check_part_count() recorded, 1 for records kept whole, none for a store
+/// that holds nothing (new, or emptied and kept whole).
+std::optional<std::uint32_t> recorded_part_count(const tiers::Backend& tier, const std::string& store,
+                                                 const std::string& rank_suffix);
 
 struct RecoveryOptions {
   bool checksums = true;           ///< compare each record's xxHash3 (else its size only)

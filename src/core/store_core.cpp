@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "engine/engine.hpp"
+#include "engine/policies/parts.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/runtime.hpp"
 
@@ -70,18 +71,28 @@ void drop_partial_records(engine::Engine& e, const std::vector<std::uint32_t>& h
   }
 }
 
+/// StoreOptions::kAutoParts: the count a persistent store recorded, else
+/// what the policy gives for this record size and DRAM budget.
+std::uint32_t choose_parts(const engine::Engine& e, const std::string& store, std::size_t record_bytes) {
+  if (const std::optional<std::uint32_t> recorded = e.recorded_parts(store)) return *recorded;
+  return engine::policies::auto_parts(record_bytes, e.config().tiers.front().capacity_bytes, StoreOptions::kMaxParts);
+}
+
 }  // namespace
 
 StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, std::uint32_t plane_nx,
                      std::uint32_t plane_ny)
     : StoreCore(rt, std::move(name), element, StoreOptions{{}, plane_nx, plane_ny}) {}
 
-StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, const StoreOptions& options)
+StoreCore::StoreCore(Runtime& rt, std::string name, ElementKind element, const StoreOptions& given,
+                     std::size_t record_bytes)
     : engine_(rt.engine_), name_(std::move(name)) {
+  StoreOptions options = given;
+  if (options.parts == StoreOptions::kAutoParts) options.parts = choose_parts(*engine_, name_, record_bytes);
   if (options.parts == 0 || options.parts > StoreOptions::kMaxParts)
     throw InvalidArgumentError(EINVAL,
-                               fmt::format("StoreOptions::parts is {}: give 1 (whole records) to {}", options.parts,
-                                           StoreOptions::kMaxParts),
+                               fmt::format("StoreOptions::parts is {}: give 1 (whole records) to {}, or kAutoParts",
+                                           options.parts, StoreOptions::kMaxParts),
                                {name_, {}, {}});
   const ElementKind kind = resolve(element, options.elements, name_);
   const std::size_t elem = kind == ElementKind::float32 ? 4 : kind == ElementKind::float64 ? 8 : 1;

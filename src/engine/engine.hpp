@@ -77,6 +77,10 @@ class Engine {
   std::uint32_t open_store(const std::string& name, codec::Element element = codec::Element::any,
                            codec::Plane plane = {}, const std::string& codec_spec = {}, StorePart part = {});
   void close_store(std::uint32_t store) noexcept;
+  /// Persistent: the part count store `name` holds its records in (its
+  /// `.parts` marker, or 1 for records kept whole; catalog/recovery); none
+  /// for a store that holds nothing, or a scratch runtime.
+  std::optional<std::uint32_t> recorded_parts(const std::string& name) const;
   void write(std::uint32_t store, std::uint64_t id, const std::byte* data, std::size_t bytes);
   /// `exact`: the record must hold exactly that many bytes (checked before it
   /// is consumed); detail::kAnySize accepts any whole number of elements.
@@ -359,6 +363,8 @@ class Engine {
   ErrorContext ctx(const Record& r, int tier = -1) const;
   ErrorContext ctx(std::uint32_t store, std::uint64_t id) const;
   std::string space_for(const StoreState& s, int tier) const;
+  /// What every name on the tiers carries under MPI (".rank-<r>"; empty without).
+  std::string rank_suffix() const;
   /// Persistent: takes the store's lock and recovers what its journal names
   /// (catalog/recovery). `given` and `rank`: the name the application gave
   /// and the rank's suffix; `part`: which part of it the store is.

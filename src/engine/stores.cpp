@@ -61,7 +61,7 @@ std::uint32_t Engine::open_store(const std::string& given, codec::Element elemen
   s.codec = std::move(codec);
   // Under MPI every rank's records are its own, even when all ranks share
   // the tier paths and the store name: the rank is part of every space name.
-  const std::string rank = group_ ? fmt::format(".rank-{}", group_->rank()) : std::string();
+  const std::string rank = rank_suffix();
   s.space = fmt::format("{}{}.{}-{}.scratch", name, rank, ::getpid(), g_runtime_serial.fetch_add(1));
   s.persistent_space = name + rank;
   for (int t = 1; t <= last(); ++t) tiers_[t].backend->create_space(space_for(s, t));
@@ -80,6 +80,15 @@ std::uint32_t Engine::open_store(const std::string& given, codec::Element elemen
   }
   go_live(index, part);
   return index;
+}
+
+std::string Engine::rank_suffix() const {
+  return group_ ? fmt::format(".rank-{}", group_->rank()) : std::string();
+}
+
+std::optional<std::uint32_t> Engine::recorded_parts(const std::string& name) const {
+  if (!persistent() || !journaled()) return std::nullopt;
+  return catalog::recorded_part_count(*tiers_[last()].backend, name, rank_suffix());
 }
 
 void Engine::go_live(std::uint32_t index, StorePart part) {

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/policies/parts.hpp"
+#include "mlbs/store_options.hpp"
+
 namespace mlbs::sim {
 
 namespace {
@@ -21,7 +24,7 @@ const char* kind_name(Schedule::Kind k) {
 }  // namespace
 
 std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds, bool hint, std::string_view only,
-                                     std::uint32_t parts) {
+                                     std::uint32_t parts, bool by_store) {
   constexpr std::uint64_t kRecord = 16ull << 20;
   std::vector<SweepPoint> points;
   for (auto k : kinds)
@@ -52,7 +55,12 @@ std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds, bool hin
                 const double io = std::max(simulate(m, w).least_io_s, 0.01);
                 const std::size_t calls = n + read_order(w).size();
                 w.compute_per_write_s = w.compute_per_read_s = f * io / double(calls);
-                w = split_records(std::move(w), parts);  // the same steps' compute and bytes, in parts
+                // The same steps' compute and bytes, in parts (kAutoParts: the store's own choice).
+                if (parts == StoreOptions::kAutoParts)
+                  w = store_parts(std::move(w), engine::policies::auto_parts(w.record_bytes, m.dram_bytes,
+                                                                             StoreOptions::kMaxParts));
+                else
+                  w = by_store ? store_parts(std::move(w), parts) : split_records(std::move(w), parts);
                 points.push_back(std::move(p));
               }
   return points;

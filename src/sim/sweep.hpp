@@ -31,12 +31,15 @@ struct SweepPoint {
 /// times the least I/O time over the calls. `hint`: LIFO and FIFO are told
 /// the record count. Runs the model once per point to size its compute. A non-empty
 /// `only` keeps the point of that key alone. `parts` > 1: each point's
-/// records written in that many parts (split_records()), under the same key,
-/// so that the two sweeps compare point by point.
+/// records written in that many parts (split_records(); `by_store`: kept so
+/// by the store, store_parts()), under the same key, so that the sweeps
+/// compare point by point. StoreOptions::kAutoParts: in the parts the store
+/// chooses for each point (policies::auto_parts), kept by the store.
 std::vector<SweepPoint> sweep_points(std::vector<Schedule::Kind> kinds = {Schedule::Kind::lifo,
                                                                           Schedule::Kind::fifo,
                                                                           Schedule::Kind::explicit_order},
-                                     bool hint = false, std::string_view only = {}, std::uint32_t parts = 1);
+                                     bool hint = false, std::string_view only = {}, std::uint32_t parts = 1,
+                                     bool by_store = false);
 
 /// Wall over the physical bound over a sweep: what mlbs_sim_sweep prints
 /// last and tests/unit/test_sim.cpp guards.

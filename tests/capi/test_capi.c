@@ -449,6 +449,15 @@ static void test_store_options(const char* run) {
     CHECK(mlbs_runtime_stats(rt, &after) == 0 && after.writes - before.writes == 32);
     CHECK(mlbs_store_destroy(s) == 0);
   }
+  /* MLBS_PARTS_AUTO: 32 KiB records (DRAM holds two) in 4 parts, 16 KiB ones (four) whole */
+  o.parts = MLBS_PARTS_AUTO;
+  s = NULL;
+  CHECK(mlbs_store_create_with(rt, "auto-split", 2 * kRecordBytes, &o, &s) == 0 && mlbs_store_parts(s) == 4);
+  CHECK(mlbs_store_destroy(s) == 0);
+  s = NULL;
+  CHECK(mlbs_store_create_with(rt, "auto-whole", kRecordBytes, &o, &s) == 0 && mlbs_store_parts(s) == 1);
+  CHECK(mlbs_store_destroy(s) == 0);
+  CHECK_ERRNO(mlbs_store_parts(NULL), -EINVAL);
   o.parts = 65;
   CHECK_ERRNO(mlbs_store_create_with(rt, "too-many-parts", 16, &o, &s), -EINVAL);
   CHECK(strstr(mlbs_last_error(), "too-many-parts") != NULL);

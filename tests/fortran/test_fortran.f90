@@ -109,6 +109,10 @@ program test_fortran
   call check(stat == 0, "mlbs_store_open in parts: " // trim(msg))
   call check(round_trips(u, 300_c_int64_t), "records kept in parts read back exactly")
   call mlbs_store_close(u, stat)
+  call mlbs_store_open(u, rt, "auto-parts", bytes, stat, msg, parts=MLBS_PARTS_AUTO)
+  call check(stat == 0, "mlbs_store_open with MLBS_PARTS_AUTO: " // trim(msg))
+  call check(round_trips(u, 400_c_int64_t), "records in the parts the store chose read back exactly")
+  call mlbs_store_close(u, stat)
   msg = ""
   call mlbs_store_open(u, rt, "bad-codec", bytes, stat, msg, codec="zstd:99")
   call check(stat == 22 .and. index(msg, "bad-codec") > 0, "a bad codec names the store: " // trim(msg))

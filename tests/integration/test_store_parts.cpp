@@ -270,6 +270,30 @@ TEST(StoreParts, WhatPartsDoNotSupportIsRefused) {
   }
 }
 
+// kAutoParts: the store picks its count from the working buffer's size and DRAM (4 parts where DRAM holds 2 records, whole where it holds 4 or the size is unknown) and round-trips exact.
+TEST(StoreParts, AutoPartsChoosesFromTheRecordSizeAndDram) {
+  TempDir dir;
+  mlbs::Runtime rt(three_tiers(dir, mlbs::Schedule::lifo(), 24));  // DRAM: 24 pages
+  const mlbs::StoreOptions automatic = in_parts(mlbs::StoreOptions::kAutoParts);
+  mlbs::Store<char> two(rt, "two", automatic, 12 * kPage);
+  EXPECT_EQ(two.parts(), 4u) << "DRAM holds 2 records: 8 parts of 3 pages";
+  mlbs::Store<char> four(rt, "four", automatic, 6 * kPage);
+  EXPECT_EQ(four.parts(), 1u) << "DRAM holds 4 records";
+  mlbs::Store<char> unknown(rt, "unknown", automatic);
+  EXPECT_EQ(unknown.parts(), 1u) << "no size to choose for";
+  mlbs::Store<char> big(rt, "big", automatic, 48 * kPage);
+  EXPECT_EQ(big.parts(), 16u) << "a record of twice DRAM: 8 parts in DRAM";
+  for (std::uint64_t id = 0; id < 6; ++id) {
+    fill(two, id, 12 * kPage);
+    two.write(id);
+  }
+  EXPECT_EQ(two.info(5).part_bytes.size(), 4u);
+  for (std::uint64_t id = 6; id-- > 0;) {
+    two.read(id);
+    ASSERT_TRUE(exact(two, id, 12 * kPage));
+  }
+}
+
 // --- persistent stores in parts ---------------------------------------------
 
 mlbs::Config persistent(const TempDir& dir) {
@@ -437,6 +461,26 @@ TEST(PersistentParts, AStoreOpensWithTheCountItWasWrittenWith) {
   }
   mlbs::Store<char> c(rt, "p", in_parts(2));
   EXPECT_TRUE(reads_back(c, first_ids(5)));
+}
+
+// kAutoParts on a persistent store takes the count its records were written with (whole too), whatever the size would choose.
+TEST(PersistentParts, AutoPartsTakesTheRecordedCount) {
+  TempDir dir;
+  {
+    mlbs::Runtime rt(persistent(dir));
+    mlbs::Store<char> c(rt, "p", in_parts(2));
+    write_records(c, 0, 5);
+    mlbs::Store<char> w(rt, "w");
+    write_records(w, 0, 5);
+  }
+  mlbs::Runtime rt(persistent(dir));
+  const mlbs::StoreOptions automatic = in_parts(mlbs::StoreOptions::kAutoParts);
+  mlbs::Store<char> c(rt, "p", automatic, 12 * kPage);  // alone, this size would choose 4
+  EXPECT_EQ(c.parts(), 2u);
+  EXPECT_TRUE(reads_back(c, first_ids(5)));
+  mlbs::Store<char> w(rt, "w", automatic, 12 * kPage);
+  EXPECT_EQ(w.parts(), 1u) << "its records are kept whole";
+  EXPECT_TRUE(reads_back(w, first_ids(5)));
 }
 
 }  // namespace

@@ -181,3 +181,19 @@ def test_persistent_store_in_parts_reopens_with_its_count(tmp_path):
         assert s.ids() == list(range(6))
         for i in range(6):
             np.testing.assert_array_equal(s.read(i), snapshot(i, (100, 100), np.float64))
+
+
+def test_auto_parts_chooses_from_the_array_and_dram(tiers):
+    """parts="auto" under 1 MiB of DRAM: 256 KiB arrays (four fit) whole, 512 KiB arrays (two fit) in 4 parts, exact."""
+    with mlbs.Runtime(mlbs.Config(tiers=tiers, schedule="lifo")) as rt:  # 1 MiB of DRAM
+        whole = rt.store("whole", shape=(256, 256), dtype=np.float32, parts="auto")
+        split = rt.store("split", shape=(512, 256), dtype=np.float32, parts="auto")
+        assert (whole.parts, split.parts) == (1, 4)
+        for i in range(8):
+            split.write(i, snapshot(i, (512, 256)))
+        for i in reversed(range(8)):
+            np.testing.assert_array_equal(split.read(i), snapshot(i, (512, 256)))
+        with pytest.raises(TypeError, match="auto"):
+            rt.store("bad", shape=4, parts="some")
+        with pytest.raises(mlbs.InvalidArgumentError, match="parts= is -1"):
+            rt.store("bad", shape=4, parts=-1)

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/policies/parts.hpp"
 #include "engine/policies/pass.hpp"
 #include "engine/policies/policies.hpp"
 #include "engine/policies/ranking.hpp"
@@ -1233,5 +1234,20 @@ TEST(Pass, NewestFirstWritesStreamDownToEveryTierThatJoins) {
   EXPECT_EQ(dram_limit(8 * kRec, 0, kRec, 30 * kRec, 3), 5 * kRec);
   EXPECT_EQ(dram_limit(8 * kRec, 0, kRec, 30 * kRec, 1), 6 * kRec) << "two writes' room is kept anyway";
 }
-}  // namespace
+// The store's own part count: whole when DRAM holds four records or the size is unknown; else the least power of two putting eight parts in DRAM, capped.
+TEST(AutoParts, EightPartsInDramWhereItHoldsFewerThanFourRecords) {
+  using mlbs::engine::policies::auto_parts;
+  constexpr std::uint64_t MiB = 1 << 20;
+  EXPECT_EQ(auto_parts(0, 64 * MiB, 64), 1u) << "size unknown";
+  EXPECT_EQ(auto_parts(16 * MiB, 64 * MiB, 64), 1u) << "DRAM holds 4";
+  EXPECT_EQ(auto_parts(16 * MiB, 1024 * MiB, 64), 1u);
+  EXPECT_EQ(auto_parts(16 * MiB, 48 * MiB, 64), 4u) << "DRAM holds 3: 12 parts of 4 MiB";
+  EXPECT_EQ(auto_parts(16 * MiB, 32 * MiB, 64), 4u) << "DRAM holds 2: 8 parts of 4 MiB";
+  EXPECT_EQ(auto_parts(16 * MiB, 16 * MiB, 64), 8u) << "DRAM holds 1";
+  EXPECT_EQ(auto_parts(64 * MiB, 16 * MiB, 64), 32u) << "a record larger than DRAM: parts that fit, 8 of them";
+  EXPECT_EQ(auto_parts(64 * MiB, 1 * MiB, 64), 64u) << "capped at the most parts";
+  EXPECT_EQ(auto_parts(64 * MiB, 1 * MiB, 16), 16u);
+  EXPECT_EQ(auto_parts(16 * MiB + 1, 32 * MiB, 64), 8u) << "DRAM holds 1 whole record and a bit";
+}
 
+}  // namespace

@@ -15,9 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/policies/parts.hpp"
 #include "mlbs/config.hpp"
 #include "mlbs/detail/block.hpp"
 #include "mlbs/errors.hpp"
+#include "mlbs/store_options.hpp"
 #include "sim/sim.hpp"
 
 namespace {
@@ -222,6 +224,10 @@ int main(int argc, char** argv) {
                    best_parts, 100 * (1 - best_wall / whole_wall));
       else
         fmt::print("parts gain less than 2% here\n");
+      fmt::print("StoreOptions::kAutoParts would keep each snapshot {}\n",
+                 [&](std::uint32_t k) { return k > 1 ? fmt::format("in {} parts", k) : std::string("whole"); }(
+                     mlbs::engine::policies::auto_parts(whole.record_bytes, m.dram_bytes,
+                                                        mlbs::StoreOptions::kMaxParts)));
     }
     if (!json.empty()) std::ofstream(json) << out.dump(2) << "\n";
   } catch (const CLI::Error& e) {

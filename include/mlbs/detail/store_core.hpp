@@ -44,8 +44,10 @@ class MLBS_API StoreCore {
   /// (StoreOptions: planes, rows with ny = 0, or flat), for ZFP.
   StoreCore(Runtime& rt, std::string name, ElementKind element = ElementKind::bytes, std::uint32_t plane_nx = 0,
             std::uint32_t plane_ny = 0);
-  /// The same with the store's own settings (its codec, layout, elements).
-  StoreCore(Runtime& rt, std::string name, ElementKind element, const StoreOptions& options);
+  /// The same with the store's own settings (its codec, layout, elements,
+  /// parts). `record_bytes`: the records' size when known, for kAutoParts.
+  StoreCore(Runtime& rt, std::string name, ElementKind element, const StoreOptions& options,
+            std::size_t record_bytes = 0);
   ~StoreCore();
   StoreCore(StoreCore&&) noexcept;
   StoreCore& operator=(StoreCore&&) noexcept;
