@@ -69,6 +69,8 @@ constexpr MachineSpec kMachines[] = {
     {"spread", 64 * kMiB, {{0, 256 * kMiB}, {0, 128 * kMiB}}, 0.01},
     {"five", 64 * kMiB, {{0, 500 * kMiB}, {0, 100 * kMiB}}, 0.01},
     {"one", 64 * kMiB, {{0, 256 * kMiB}}, 0.02},
+    // DRAM for two snapshots over one tier, compute about a copy's time: what parts' write room is checked on.
+    {"one-small", 16 * kMiB, {{0, 256 * kMiB}}, 0.03},
     {"pair", 16 * kMiB, {{0, 256 * kMiB}, {0, 128 * kMiB}}, 0.01},
     {"three", 64 * kMiB, {{48 * kMiB, 512 * kMiB}, {48 * kMiB, 256 * kMiB}, {0, 128 * kMiB}}, 0.01, 3},
 };

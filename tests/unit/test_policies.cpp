@@ -1141,10 +1141,12 @@ TEST(Pass, WritesBackToBackAreOneBurst) {
   EXPECT_EQ(b.bytes(), 2 * kRec) << "the step before, now of two";
 }
 
-// DRAM keeps room for a burst where it holds four of them, else for the last write; none once reads began.
+// DRAM keeps room for a burst where it holds four of them (two where the file tiers do not spread), else for the last write; none once reads began.
 TEST(Pass, WriteRoomIsABurstWhereDramHoldsFour) {
   EXPECT_EQ(write_room(4 * kRec, kRec, 16 * kRec), 4 * kRec);
   EXPECT_EQ(write_room(4 * kRec, kRec, 15 * kRec), kRec) << "DRAM for less than four bursts";
+  EXPECT_EQ(write_room(4 * kRec, kRec, 8 * kRec, false), 4 * kRec) << "one tier: DRAM for two bursts";
+  EXPECT_EQ(write_room(4 * kRec, kRec, 7 * kRec, false), kRec) << "one tier: DRAM for less than two bursts";
   EXPECT_EQ(write_room(kRec / 2, kRec, 16 * kRec), kRec) << "at least the last write";
   EXPECT_EQ(write_room(4 * kRec, 0, 16 * kRec), 0u) << "reads began";
   const Coming more{{}, kRec};

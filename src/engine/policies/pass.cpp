@@ -144,9 +144,11 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   }
 }
 
-std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget) {
+std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
+                         bool spreading) {
   if (!last_write_bytes) return 0;
-  return burst_bytes > last_write_bytes && budget >= kDoubleBufferSlots * burst_bytes ? burst_bytes : last_write_bytes;
+  const std::uint64_t bursts = spreading ? kDoubleBufferSlots : 2;
+  return burst_bytes > last_write_bytes && budget >= bursts * burst_bytes ? burst_bytes : last_write_bytes;
 }
 
 std::uint64_t write_headroom(std::uint64_t last_write_bytes, const Coming& coming) {

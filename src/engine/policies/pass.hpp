@@ -154,14 +154,22 @@ class WriteBursts {
 };
 
 /// The write room DRAM keeps while writes come (write_headroom()'s input):
-/// a burst's bytes (WriteBursts) where DRAM holds kDoubleBufferSlots of them,
-/// so that a step's records all land while the step before leaves DRAM;
+/// a burst's bytes (WriteBursts) where DRAM holds kDoubleBufferSlots of them
+/// (two where the file tiers do not spread, `spreading` false: one tier, or
+/// one so much faster that the others never join, so that no record the
+/// room sends down could have gone to a second tier in parallel), so that a
+/// step's records all land while the step before leaves DRAM;
 /// else the last write's, as for records a step each or writes with no
 /// compute between them (one burst that outgrows DRAM: the tiers are the
 /// bottleneck and room taken from the records DRAM holds would cost reads).
 /// 0 once reads began (`last_write_bytes` 0). mlbs-sim's sweep in four
-/// parts: 442 -> 378 points above 1.05x, none changed for whole records.
-std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget);
+/// parts: 442 -> 378 points above 1.05x, none changed for whole records;
+/// two bursts where the tiers do not spread: 378 -> 348, 42 points better
+/// (FIFO over one tier with DRAM for two records, by up to 0.22), none
+/// worse; everywhere: 303, but 59 worse by up to 0.62 (a revolve-like order
+/// over three tiers at half speed each, whose records DRAM then kept too few of).
+std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
+                         bool spreading = true);
 
 /// The write room (write_room()), which dram_limit() keeps DRAM room for (a
 /// writer finds a clean slot), or 0 once `coming` says no write is to come:
