@@ -41,6 +41,7 @@ ElementKind resolve(ElementKind from_type, StoreOptions::Elements given, const s
                                {store, {}, {}});
   return said;
 }
+
 /// A persistent store in parts, its parts just recovered: a record some part
 /// lacks cannot be read whole, and is dropped from the parts holding it
 /// (named on stderr, as recovery names what it skips). Its parts are each
