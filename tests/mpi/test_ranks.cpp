@@ -122,6 +122,34 @@ TEST(Ranks, PersistentStoreRecoversEachRanksRecords) {
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "slow" / "checkpoint.ranks"));
 }
 
+// A persistent store in parts on shared paths: each rank records its own part count (checkpoint.rank-r.parts) and recovers its own records whole.
+TEST(Ranks, PersistentStoreInPartsRecoversEachRanksRecords) {
+  SharedTempDir dir;
+  mlbs::StoreOptions options;
+  options.parts = 3;
+  {
+    mlbs::Runtime rt(three_tiers(dir, mlbs::Durability::persistent));
+    mlbs::Store<float> u(rt, "checkpoint", options, kElems);
+    for (std::uint64_t id = 0; id < 8; ++id) {
+      fill(u, id);
+      u.write(id);
+    }
+    u.flush();
+  }
+  mlbs::Runtime rt(three_tiers(dir, mlbs::Durability::persistent));
+  options.parts = mlbs::StoreOptions::kAutoParts;  // takes the count recorded
+  mlbs::Store<float> u(rt, "checkpoint", options);
+  bool ok = u.parts() == 3 && u.ids() == std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7};
+  for (std::uint64_t id = 0; id < 8; ++id) {
+    u.read(id);
+    ok = ok && holds(u, id);
+  }
+  EXPECT_TRUE(ok) << "rank " << world_rank();
+  EXPECT_TRUE(all_ranks(ok));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "slow" /
+                                      ("checkpoint.rank-" + std::to_string(world_rank()) + ".parts")));
+}
+
 TEST(Ranks, PersistentStoreRefusesAnotherNumberOfRanks) {
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   SharedTempDir dir;
