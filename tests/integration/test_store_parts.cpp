@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -336,6 +337,30 @@ mlbs::tiers::StoredObject part_bytes(const TempDir& dir, const std::string& stor
   return mlbs::tiers::locate_stored_object(space, id, e->second.generation);
 }
 
+/// Records [0, n) written to store "p" in 4 parts by a runtime that then
+/// closes (draining them); `more` after them once those are flushed.
+void written_in_parts(const TempDir& dir, std::uint64_t n, std::uint64_t more = 0) {
+  mlbs::Runtime rt(persistent(dir));
+  mlbs::Store<char> c(rt, "p", in_parts(4));
+  write_records(c, 0, n);
+  if (!more) return;
+  c.flush();
+  write_records(c, n, more);
+}
+
+/// A later runtime with store "p" reopened in 4 parts, and what its recovery said on stderr.
+struct Recovered {
+  explicit Recovered(const TempDir& dir) {
+    ::testing::internal::CaptureStderr();
+    rt.emplace(persistent(dir));
+    store.emplace(*rt, "p", in_parts(4));
+    said = ::testing::internal::GetCapturedStderr();
+  }
+  std::optional<mlbs::Runtime> rt;
+  std::optional<mlbs::Store<char>> store;
+  std::string said;
+};
+
 // Records of a persistent store in parts are durable after flush() and come back byte-exact in a later runtime, kept there (a persistent read) and unique.
 TEST(PersistentParts, RecordsSurviveTheRuntimeByteExact) {
   TempDir dir;
@@ -384,22 +409,14 @@ TEST(PersistentParts, ACrashLosesNoFlushedRecordAndLeavesNoPartialOne) {
 // A record a crash cut off between its parts (one part's put never journaled) is dropped from the others at recovery, named on stderr; the rest read back.
 TEST(PersistentParts, ARecordMissingAPartIsDroppedAtRecovery) {
   TempDir dir;
-  {
-    mlbs::Runtime rt(persistent(dir));
-    mlbs::Store<char> c(rt, "p", in_parts(4));
-    write_records(c, 0, 4);
-    c.flush();
-    write_records(c, 4, 1);  // its parts' puts are the last entry of each part's journal
-  }
+  written_in_parts(dir, 4, 1);  // record 4's parts' puts are the last entry of each part's journal
   const fs::path journal = dir.path() / "slow" / "p#3" / "journal.mlbs";
   fs::resize_file(journal, fs::file_size(journal) - mlbs::catalog::Journal::kEntryBytes);  // part 3's put torn
-  ::testing::internal::CaptureStderr();
-  mlbs::Runtime rt(persistent(dir));
-  mlbs::Store<char> c(rt, "p", in_parts(4));
-  const std::string said = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(said.find("store 'p': record 4 lacks part 3 of 4"), std::string::npos) << said;
+  Recovered later(dir);
+  mlbs::Store<char>& c = *later.store;
+  EXPECT_NE(later.said.find("store 'p': record 4 lacks part 3 of 4"), std::string::npos) << later.said;
   EXPECT_FALSE(c.contains(4));
-  EXPECT_EQ(rt.stats().live_records, 16u) << "record 4's other parts are dropped";
+  EXPECT_EQ(later.rt->stats().live_records, 16u) << "record 4's other parts are dropped";
   EXPECT_TRUE(reads_back(c, first_ids(4)));
   write_records(c, 4, 1);  // the id is free again
   c.flush();
@@ -409,11 +426,7 @@ TEST(PersistentParts, ARecordMissingAPartIsDroppedAtRecovery) {
 // A part that fails verification at recovery takes its record with it (counted as a checksum failure); the others read back.
 TEST(PersistentParts, APartThatFailsVerificationDropsItsRecord) {
   TempDir dir;
-  {
-    mlbs::Runtime rt(persistent(dir));
-    mlbs::Store<char> c(rt, "p", in_parts(4));
-    write_records(c, 0, 5);
-  }
+  written_in_parts(dir, 5);
   const auto bad = part_bytes(dir, "p", 1, 3);  // record 3: 3 pages + 5 bytes, a page in each part but the last
   ASSERT_TRUE(bad.found);
   {
@@ -422,13 +435,10 @@ TEST(PersistentParts, APartThatFailsVerificationDropsItsRecord) {
     f.put('\x7f' ^ byte_of(3, kPage + 10));
     ASSERT_TRUE(f);
   }
-  ::testing::internal::CaptureStderr();
-  mlbs::Runtime rt(persistent(dir));
-  mlbs::Store<char> c(rt, "p", in_parts(4));
-  const std::string said = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(said.find("record 3 lacks part 1 of 4"), std::string::npos) << said;
-  EXPECT_GT(rt.stats().checksum_failures, 0u);
-  EXPECT_TRUE(reads_back(c, {0, 1, 2, 4}));
+  Recovered later(dir);
+  EXPECT_NE(later.said.find("record 3 lacks part 1 of 4"), std::string::npos) << later.said;
+  EXPECT_GT(later.rt->stats().checksum_failures, 0u);
+  EXPECT_TRUE(reads_back(*later.store, {0, 1, 2, 4}));
 }
 
 // A persistent store opens only with the part count it was written with (whole too) while it holds records; emptied, it takes another; open in parts, its name is busy.
