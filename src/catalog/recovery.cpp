@@ -195,6 +195,11 @@ void write_count(const tiers::Backend& tier, const fs::path& marker, long count,
   }
 }
 
+/// Where a store's part count is recorded: `<space>.parts` beside its space.
+fs::path part_count_marker(const tiers::Backend& tier, const std::string& whole_space) {
+  return fs::path(tier.space_path(whole_space)).parent_path() / (whole_space + ".parts");
+}
+
 }  // namespace
 
 void check_rank_count(const tiers::Backend& tier, const std::string& space, const std::string& store, int ranks,
@@ -213,12 +218,6 @@ void check_rank_count(const tiers::Backend& tier, const std::string& space, cons
   }
   if (rank == 0) write_count(tier, marker, ranks, "rank-0");
 }
-
-namespace {
-fs::path part_count_marker(const tiers::Backend& tier, const std::string& whole_space) {
-  return fs::path(tier.space_path(whole_space)).parent_path() / (whole_space + ".parts");
-}
-}  // namespace
 
 std::optional<std::uint32_t> recorded_part_count(const tiers::Backend& tier, const std::string& store,
                                                  const std::string& rank_suffix) {
