@@ -15,7 +15,7 @@ inline constexpr std::uint64_t kWholeFromRecords = 4;
 /// records, four parts each (real runs, `mlbs_sim_check --machine pair
 /// --store-parts 2|4`: revolve 1.139 s in 2 parts, 1.066 s in 4; the sweep's
 /// two-slot points in the store's model, mean 1.122x whole, 1.079x in 2,
-/// 1.075x in 4, 1.093x in 8).
+/// 1.067x in 4, 1.077x in 8, docs/parts.md).
 inline constexpr std::uint64_t kPartsInDram = 8;
 
 /// The part count for records of `record_bytes` under a DRAM budget of
