@@ -1141,18 +1141,49 @@ TEST(Pass, WritesBackToBackAreOneBurst) {
   EXPECT_EQ(b.bytes(), 2 * kRec) << "the step before, now of two";
 }
 
-// DRAM keeps room for a burst where it holds four of them (two where the file tiers do not spread), else for the last write; none once reads began.
+// The compute between bursts is the shorter of the last two gaps that began one; none is known before a second burst.
+TEST(Pass, BurstGapIsTheShorterOfTheLastTwo) {
+  WriteBursts b;
+  b.start(kRec, std::numeric_limits<double>::infinity(), 0);  // the first write: no burst before it
+  EXPECT_EQ(b.gap_s(), 0.0);
+  b.start(kRec, 0.0001, 0.001);  // the same burst: no gap
+  EXPECT_EQ(b.gap_s(), 0.0);
+  b.start(kRec, 0.03, 0.001);
+  EXPECT_EQ(b.gap_s(), 0.03);
+  b.start(kRec, 0.02, 0.001);
+  EXPECT_EQ(b.gap_s(), 0.02);
+  b.start(kRec, 0.05, 0.001);
+  EXPECT_EQ(b.gap_s(), 0.02) << "the shorter of 0.02 and 0.05";
+  b.start(kRec, 0.04, 0.001);
+  EXPECT_EQ(b.gap_s(), 0.04) << "0.02 is two gaps back";
+}
+
+// DRAM keeps room for a burst where it holds four of them (two where the file tiers do not spread or the
+// compute between bursts covers a burst's drain), else for the last write; none once reads began.
 TEST(Pass, WriteRoomIsABurstWhereDramHoldsFour) {
   EXPECT_EQ(write_room(4 * kRec, kRec, 16 * kRec), 4 * kRec);
   EXPECT_EQ(write_room(4 * kRec, kRec, 15 * kRec), kRec) << "DRAM for less than four bursts";
   EXPECT_EQ(write_room(4 * kRec, kRec, 8 * kRec, false), 4 * kRec) << "one tier: DRAM for two bursts";
   EXPECT_EQ(write_room(4 * kRec, kRec, 7 * kRec, false), kRec) << "one tier: DRAM for less than two bursts";
+  const double rate = double(4 * kRec) / 0.01;  // the tiers drain a burst in 10 ms
+  EXPECT_EQ(write_room(4 * kRec, kRec, 8 * kRec, true, 0.01, rate), 4 * kRec) << "the compute covers the drain";
+  EXPECT_EQ(write_room(4 * kRec, kRec, 8 * kRec, true, 0.009, rate), kRec) << "the tiers are the bottleneck";
+  EXPECT_EQ(write_room(4 * kRec, kRec, 7 * kRec, true, 1.0, rate), kRec) << "DRAM for less than two bursts";
+  EXPECT_EQ(write_room(4 * kRec, kRec, 8 * kRec, true, 1.0, 0), kRec) << "a rate unknown";
   EXPECT_EQ(write_room(kRec / 2, kRec, 16 * kRec), kRec) << "at least the last write";
   EXPECT_EQ(write_room(4 * kRec, 0, 16 * kRec), 0u) << "reads began";
   const Coming more{{}, kRec};
   EXPECT_EQ(dram_limit(16 * kRec, 0, write_headroom(write_room(4 * kRec, kRec, 16 * kRec), more), 20 * kRec),
             8 * kRec)
       << "room for the step and the next while writes spill";
+}
+
+// The rate a burst drains at: the unlimited file tiers' (a bounded one fills and stops taking drains),
+// none if any rate is unknown.
+TEST(Pass, DrainRateCountsTheUnlimitedTiers) {
+  EXPECT_EQ(drain_rate({0, 2e9, 1e9}, {0, 0, 0}), 3e9);
+  EXPECT_EQ(drain_rate({0, 2e9, 1e9}, {0, 4 * kRec, 0}), 1e9) << "the bounded fast tier";
+  EXPECT_EQ(drain_rate({0, 2e9, 0}, {0, 0, 0}), 0.0) << "a rate unknown";
 }
 
 // Once the schedule says no write is to come (lifo:N with N written), DRAM keeps no room for one: the

@@ -145,10 +145,21 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
 }
 
 std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
-                         bool spreading) {
+                         bool spreading, double gap_s, double drain_rate) {
   if (!last_write_bytes) return 0;
-  const std::uint64_t bursts = spreading ? kDoubleBufferSlots : 2;
-  return burst_bytes > last_write_bytes && budget >= bursts * burst_bytes ? burst_bytes : last_write_bytes;
+  if (burst_bytes <= last_write_bytes) return last_write_bytes;
+  if (budget >= kDoubleBufferSlots * burst_bytes) return burst_bytes;
+  const bool drained_in_gap = gap_s * drain_rate >= static_cast<double>(burst_bytes);
+  return budget >= 2 * burst_bytes && (!spreading || drained_in_gap) ? burst_bytes : last_write_bytes;
+}
+
+double drain_rate(const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes) {
+  double sum = 0;
+  for (std::size_t t = 1; t < file_rates.size(); ++t) {
+    if (file_rates[t] <= 0) return 0;
+    if (t >= file_bytes.size() || !file_bytes[t]) sum += file_rates[t];
+  }
+  return sum;
 }
 
 std::uint64_t write_headroom(std::uint64_t last_write_bytes, const Coming& coming) {

@@ -141,35 +141,58 @@ class WriteBursts {
   void start(std::uint64_t bytes, double gap_s, double copy_s) {
     if (gap_s < copy_s) {
       current_ += bytes;
-    } else {
-      previous_ = current_;
-      current_ = bytes;
+      return;
     }
+    if (current_) {  // a burst before this one: gap_s is the compute between them
+      previous_gap_ = gap_;
+      gap_ = gap_s;
+    }
+    previous_ = current_;
+    current_ = bytes;
   }
   /// The longer of the burst under way and the one before it: what the next step is taken to write.
   std::uint64_t bytes() const { return current_ > previous_ ? current_ : previous_; }
+  /// The shorter of the last two gaps between bursts (the compute a burst's
+  /// drain can hide behind), 0 until one is known: no step is taken to
+  /// compute longer than the shortest seen lately.
+  double gap_s() const {
+    if (gap_ < 0) return 0;
+    return previous_gap_ >= 0 && previous_gap_ < gap_ ? previous_gap_ : gap_;
+  }
 
  private:
   std::uint64_t current_ = 0, previous_ = 0;
+  double gap_ = -1, previous_gap_ = -1;  // -1: not known yet
 };
 
 /// The write room DRAM keeps while writes come (write_headroom()'s input):
-/// a burst's bytes (WriteBursts) where DRAM holds kDoubleBufferSlots of them
-/// (two where the file tiers do not spread, `spreading` false: one tier, or
-/// one so much faster that the others never join, so that no record the
-/// room sends down could have gone to a second tier in parallel), so that a
-/// step's records all land while the step before leaves DRAM;
-/// else the last write's, as for records a step each or writes with no
-/// compute between them (one burst that outgrows DRAM: the tiers are the
+/// a burst's bytes (WriteBursts) where DRAM holds kDoubleBufferSlots of them,
+/// or two of them where either the file tiers do not spread (`spreading`
+/// false: one tier, or one so much faster that the others never join, so
+/// that no record the room sends down could have gone to a second tier in
+/// parallel) or the compute between bursts (`gap_s`, WriteBursts::gap_s())
+/// covers a burst's drain at the file tiers' combined rate (`drain_rate`,
+/// bytes/s; 0 if any is unknown): then the helpers empty one burst's room
+/// while the application computes, and the next burst lands without
+/// waiting, as with double buffering. So a step's records all land while
+/// the step before leaves DRAM. Else the last write's, as for records a
+/// step each or writes with no compute between them (one burst that
+/// outgrows DRAM, or tiers slower than the compute: the tiers are the
 /// bottleneck and room taken from the records DRAM holds would cost reads).
-/// 0 once reads began (`last_write_bytes` 0). mlbs-sim's sweep in four
-/// parts: 442 -> 378 points above 1.05x, none changed for whole records;
-/// two bursts where the tiers do not spread: 378 -> 348, 42 points better
-/// (FIFO over one tier with DRAM for two records, by up to 0.22), none
-/// worse; everywhere: 303, but 59 worse by up to 0.62 (a revolve-like order
-/// over three tiers at half speed each, whose records DRAM then kept too few of).
+/// 0 once reads began (`last_write_bytes` 0).
+///
+/// mlbs-sim's sweep in four parts (`mlbs_sim_sweep --parts 4`): four
+/// bursts' room, 442 -> 378 points above 1.05x, none changed for whole
+/// records; two where the tiers do not spread: 348; two wherever the tiers
+/// spread: 298, but 31 worse by up to 0.55 (a FIFO over three tiers at a
+/// fifth of the I/O time in compute, whose records DRAM then kept too few
+/// of); two where the compute covers the drain: see docs/simulator.md.
 std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
-                         bool spreading = true);
+                         bool spreading = true, double gap_s = 0, double drain_rate = 0);
+
+/// The file tiers' combined rate for write_room(): the sum of `file_rates`
+/// (index 0 unused), 0 if any is unknown (0).
+double drain_rate(const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes);
 
 /// The write room (write_room()), which dram_limit() keeps DRAM room for (a
 /// writer finds a clean slot), or 0 once `coming` says no write is to come:
