@@ -172,7 +172,7 @@ class WriteBursts {
 /// that no record the room sends down could have gone to a second tier in
 /// parallel) or the compute between bursts (`gap_s`, WriteBursts::gap_s())
 /// covers a burst's drain at the file tiers' combined rate (`drain_rate`,
-/// bytes/s; 0 if any is unknown): then the helpers empty one burst's room
+/// bytes/s, drain_rate()): then the helpers empty one burst's room
 /// while the application computes, and the next burst lands without
 /// waiting, as with double buffering. So a step's records all land while
 /// the step before leaves DRAM. Else the last write's, as for records a
@@ -186,12 +186,15 @@ class WriteBursts {
 /// records; two where the tiers do not spread: 348; two wherever the tiers
 /// spread: 298, but 31 worse by up to 0.55 (a FIFO over three tiers at a
 /// fifth of the I/O time in compute, whose records DRAM then kept too few
-/// of); two where the compute covers the drain: see docs/simulator.md.
+/// of); two where the compute covers the drain: 320, 38 better, 2 worse by
+/// up to 0.012 (architecture.md, "Room for a step written in parts").
 std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
                          bool spreading = true, double gap_s = 0, double drain_rate = 0);
 
-/// The file tiers' combined rate for write_room(): the sum of `file_rates`
-/// (index 0 unused), 0 if any is unknown (0).
+/// The rate a burst is sure to drain at, write_room()'s `drain_rate`: the
+/// sum of `file_rates` (index 0 unused) over the tiers without a capacity
+/// limit (`file_bytes` 0), as a bounded tier fills and then takes no drain;
+/// 0 if any rate is unknown (0).
 double drain_rate(const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes);
 
 /// The write room (write_room()), which dram_limit() keeps DRAM room for (a
