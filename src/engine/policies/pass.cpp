@@ -145,11 +145,11 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
 }
 
 std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
-                         bool spreading, double gap_s, double drain_rate) {
+                         bool spreading, double gap_s, double drain_bytes_per_s) {
   if (!last_write_bytes) return 0;
   if (burst_bytes <= last_write_bytes) return last_write_bytes;
   if (budget >= kDoubleBufferSlots * burst_bytes) return burst_bytes;
-  const bool drained_in_gap = gap_s * drain_rate >= static_cast<double>(burst_bytes);
+  const bool drained_in_gap = gap_s * drain_bytes_per_s >= static_cast<double>(burst_bytes);
   return budget >= 2 * burst_bytes && (!spreading || drained_in_gap) ? burst_bytes : last_write_bytes;
 }
 

@@ -171,8 +171,8 @@ class WriteBursts {
 /// false: one tier, or one so much faster that the others never join, so
 /// that no record the room sends down could have gone to a second tier in
 /// parallel) or the compute between bursts (`gap_s`, WriteBursts::gap_s())
-/// covers a burst's drain at the file tiers' combined rate (`drain_rate`,
-/// bytes/s, drain_rate()): then the helpers empty one burst's room
+/// covers a burst's drain at the file tiers' combined rate
+/// (`drain_bytes_per_s`, drain_rate()): then the helpers empty one burst's room
 /// while the application computes, and the next burst lands without
 /// waiting, as with double buffering. So a step's records all land while
 /// the step before leaves DRAM. Else the last write's, as for records a
@@ -189,9 +189,9 @@ class WriteBursts {
 /// of); two where the compute covers the drain: 320, 38 better, 2 worse by
 /// up to 0.012 (architecture.md, "Room for a step written in parts").
 std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
-                         bool spreading = true, double gap_s = 0, double drain_rate = 0);
+                         bool spreading = true, double gap_s = 0, double drain_bytes_per_s = 0);
 
-/// The rate a burst is sure to drain at, write_room()'s `drain_rate`: the
+/// The rate a burst is sure to drain at, write_room()'s `drain_bytes_per_s`: the
 /// sum of `file_rates` (index 0 unused) over the tiers without a capacity
 /// limit (`file_bytes` 0), as a bounded tier fills and then takes no drain;
 /// 0 if any rate is unknown (0).
