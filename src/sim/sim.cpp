@@ -453,9 +453,7 @@ class Model {
       coming.writes_done = std::ranges::none_of(positions_, [&](const auto& p) { return p.first >= started; });
     const std::uint64_t streams =
         pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, limits.file_bytes, newest_first, m_.persistent);
-    const std::uint64_t room =
-        pol::write_room(bursts_.bytes(), last_write_, m_.dram_bytes, pol::spreads(limits.file_rates),
-                        bursts_.gap_s(), pol::drain_rate(limits.file_rates, limits.file_bytes));
+    const std::uint64_t room = pol::write_room(bursts_, last_write_, m_.dram_bytes, limits);
     limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(room, coming),
                                         pol::held_bytes(ranked_), streams, !newest_first);
     if (newest_first) limits.lookahead_bytes = m_.dram_bytes;

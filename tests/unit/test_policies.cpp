@@ -1178,12 +1178,37 @@ TEST(Pass, WriteRoomIsABurstWhereDramHoldsFour) {
       << "room for the step and the next while writes spill";
 }
 
-// The rate a burst drains at: the unlimited file tiers' (a bounded one fills and stops taking drains),
-// none if any rate is unknown.
-TEST(Pass, DrainRateCountsTheUnlimitedTiers) {
-  EXPECT_EQ(drain_rate({0, 2e9, 1e9}, {0, 0, 0}), 3e9);
-  EXPECT_EQ(drain_rate({0, 2e9, 1e9}, {0, 4 * kRec, 0}), 1e9) << "the bounded fast tier";
-  EXPECT_EQ(drain_rate({0, 2e9, 0}, {0, 0, 0}), 0.0) << "a rate unknown";
+// The rate a step drains at: that of every file tier that joins spreading over the DRAM ahead, bounded
+// ones included; a slower tier the lookahead is too short for is left out; none if any rate is unknown.
+TEST(Pass, DrainRateCountsTheTiersThatJoin) {
+  EXPECT_EQ(drain_rate({0, 2e9, 1e9}, kRec, 2 * kRec), 3e9) << "half as fast, DRAM for two records: joins";
+  EXPECT_EQ(drain_rate({0, 2e9, 1e9}, kRec, 2 * kRec - 1), 2e9) << "the lookahead too short for the slower tier";
+  EXPECT_EQ(drain_rate({0, 2e9, 1e9, 1e9}, kRec, 4 * kRec), 4e9) << "three tiers";
+  EXPECT_EQ(drain_rate({0, 2e9, 0}, kRec, 16 * kRec), 0.0) << "a rate unknown";
+}
+
+// write_room() over the bursts seen: the tiers that drain a step are those that join over the DRAM its
+// room leaves, so a lookahead the room shrinks below what the slower tier needs costs the room.
+TEST(Pass, WriteRoomCountsTheTiersThatJoinBesideTheRoom) {
+  WriteBursts b;
+  for (int step = 0; step < 3; ++step) {
+    b.start(kRec, 0.02, 0.001);  // a step of four records, 20 ms of compute before it
+    for (int part = 1; part < 4; ++part) b.start(kRec, 0, 0.001);
+  }
+  ASSERT_EQ(b.bytes(), 4 * kRec);
+  Limits limits;
+  limits.file_bytes = {0, 64 * kRec, 0};  // the fast tier bounded: it drains its share while it joins
+  const double slow = double(4 * kRec) / 0.03;  // alone, the slow tier drains a step in 30 ms: too slow
+  limits.file_rates = {0, 2 * slow, slow};
+  EXPECT_EQ(write_room(b, kRec, 8 * kRec, limits), 4 * kRec) << "both tiers drain a step in 10 ms";
+  limits.file_rates = {0, 0.5 * slow, 0.25 * slow};
+  EXPECT_EQ(write_room(b, kRec, 8 * kRec, limits), kRec) << "even together the tiers are the bottleneck";
+  // Fast alone drains a step in 21.7 ms, with the slow tier in 18.6 ms; the slow tier joins with six
+  // records of DRAM ahead: beside a step's room, a budget of ten leaves six, one of eight leaves four.
+  const double slower = double(4 * kRec) / 0.13;
+  limits.file_rates = {0, 6 * slower, slower};
+  EXPECT_EQ(write_room(b, kRec, 10 * kRec, limits), 4 * kRec) << "the slow tier joins beside the room";
+  EXPECT_EQ(write_room(b, kRec, 8 * kRec, limits), kRec) << "the room leaves too little DRAM for it to join";
 }
 
 // Once the schedule says no write is to come (lifo:N with N written), DRAM keeps no room for one: the

@@ -153,13 +153,21 @@ std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_byt
   return budget >= 2 * burst_bytes && (!spreading || drained_in_gap) ? burst_bytes : last_write_bytes;
 }
 
-double drain_rate(const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes) {
+double drain_rate(const std::vector<double>& file_rates, std::uint64_t write_bytes, std::uint64_t lookahead_bytes) {
   double sum = 0;
   for (std::size_t t = 1; t < file_rates.size(); ++t) {
     if (file_rates[t] <= 0) return 0;
-    if (t >= file_bytes.size() || !file_bytes[t]) sum += file_rates[t];
+    if (joins_spread(file_rates, t, write_bytes, lookahead_bytes)) sum += file_rates[t];
   }
   return sum;
+}
+
+std::uint64_t write_room(const WriteBursts& bursts, std::uint64_t last_write_bytes, std::uint64_t budget,
+                         const Limits& limits) {
+  const std::uint64_t burst = bursts.bytes();
+  // The tiers that drain the step are those that join spreading over the DRAM its room leaves.
+  const double rate = drain_rate(limits.file_rates, last_write_bytes, budget - std::min(budget, burst));
+  return write_room(burst, last_write_bytes, budget, spreads(limits.file_rates), bursts.gap_s(), rate);
 }
 
 std::uint64_t write_headroom(std::uint64_t last_write_bytes, const Coming& coming) {

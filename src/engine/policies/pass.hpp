@@ -186,16 +186,28 @@ class WriteBursts {
 /// records; two where the tiers do not spread: 348; two wherever the tiers
 /// spread: 298, but 31 worse by up to 0.55 (a FIFO over three tiers at a
 /// fifth of the I/O time in compute, whose records DRAM then kept too few
-/// of); two where the compute covers the drain: 320, 38 better, 2 worse by
-/// up to 0.012 (architecture.md, "Room for a step written in parts").
+/// of); two where the compute covers the drain at the unlimited tiers'
+/// rate: 320; at the rate of every tier that joins over the DRAM the room
+/// leaves (drain_rate()): 301, 73 better, 14 worse by up to 0.11
+/// (architecture.md, "Room for a step written in parts").
 std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
                          bool spreading = true, double gap_s = 0, double drain_bytes_per_s = 0);
 
-/// The rate a burst is sure to drain at, write_room()'s `drain_bytes_per_s`: the
-/// sum of `file_rates` (index 0 unused) over the tiers without a capacity
-/// limit (`file_bytes` 0), as a bounded tier fills and then takes no drain;
-/// 0 if any rate is unknown (0).
-double drain_rate(const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes);
+/// The rate a step of `write_bytes` records is sure to drain at, write_room()'s
+/// `drain_bytes_per_s`: the sum of `file_rates` (index 0 unused) over the
+/// file tiers that join spreading (joins_spread()) with `lookahead_bytes` of
+/// DRAM ahead, bounded tiers included (a bounded tier that joins takes its
+/// share until it fills, and a tier that fills leaves the spread to the
+/// others through the plan, not through this rate); 0 if any rate is
+/// unknown (0).
+double drain_rate(const std::vector<double>& file_rates, std::uint64_t write_bytes, std::uint64_t lookahead_bytes);
+
+/// write_room() for the bursts seen so far within `budget` bytes of DRAM:
+/// the drain rate is that of the tiers that join over the DRAM a burst's
+/// room leaves (budget - burst), as the room shrinks the lookahead the
+/// slower tiers need to join.
+std::uint64_t write_room(const WriteBursts& bursts, std::uint64_t last_write_bytes, std::uint64_t budget,
+                         const Limits& limits);
 
 /// The write room (write_room()), which dram_limit() keeps DRAM room for (a
 /// writer finds a clean slot), or 0 once `coming` says no write is to come:
