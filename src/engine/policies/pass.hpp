@@ -193,8 +193,8 @@ class WriteBursts {
 std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_bytes, std::uint64_t budget,
                          bool spreading = true, double gap_s = 0, double drain_bytes_per_s = 0);
 
-/// The rate a step of `write_bytes` records is sure to drain at, write_room()'s
-/// `drain_bytes_per_s`: the sum of `file_rates` (index 0 unused) over the
+/// The rate a step of records of `write_bytes` each is sure to drain at,
+/// write_room()'s `drain_bytes_per_s`: the sum of `file_rates` (index 0 unused) over the
 /// file tiers that join spreading (joins_spread()) with `lookahead_bytes` of
 /// DRAM ahead, bounded tiers included (a bounded tier that joins takes its
 /// share until it fills, and a tier that fills leaves the spread to the
