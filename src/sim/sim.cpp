@@ -441,6 +441,8 @@ class Model {
     // hint; over unlimited tiers that spread, such a run is taken to outgrow
     // DRAM (pol::guessed_to_come()).
     const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
+    const bool streaming = pol::writes_leave_dram(newest_first, counted ? coming.ranks.size() : 0, m_.dram_bytes, last_write_,
+                                                 limits.file_bytes);
     coming.ranks.insert(coming.ranks.begin(),
                         pol::guessed_to_come(last_write_ ? m_.dram_bytes / last_write_ : 0, newest_first, last_write_ > 0,
                                              m_.copy_ahead, m_.persistent, limits.file_bytes, limits.file_rates),
@@ -452,11 +454,11 @@ class Model {
     if (last_write_ > 0 && w_.schedule == Schedule::Kind::explicit_order)
       coming.writes_done = std::ranges::none_of(positions_, [&](const auto& p) { return p.first >= started; });
     const std::uint64_t streams =
-        pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, limits.file_bytes, newest_first, m_.persistent);
+        pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, limits.file_bytes, streaming, m_.persistent);
     const std::uint64_t room = pol::write_room(bursts_, last_write_, m_.dram_bytes, limits);
     limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(room, coming),
                                         pol::held_bytes(ranked_), streams, !newest_first);
-    if (newest_first) limits.lookahead_bytes = m_.dram_bytes;
+    if (streaming) limits.lookahead_bytes = m_.dram_bytes;
     limits.bottleneck_first = pol::bottleneck_first(w_.schedule, m_.dram_bytes, last_write_, m_.persistent);
     if (limits.bottleneck_first && w_.hint_records)  // fifo:N
       limits.to_come_bytes = pol::bytes_to_come(w_.records, records_.size(), last_write_);

@@ -1292,6 +1292,20 @@ TEST(Pass, NewestFirstWritesStreamDownToEveryTierThatJoins) {
   EXPECT_EQ(dram_limit(8 * kRec, 0, kRec, 30 * kRec, 3), 5 * kRec);
   EXPECT_EQ(dram_limit(8 * kRec, 0, kRec, 30 * kRec, 1), 6 * kRec) << "two writes' room is kept anyway";
 }
+
+// LIFO told its count leaves DRAM to the records still to come: with DRAM for fewer than four writes over
+// unlimited tiers the records written stream down as a count-less LIFO's do; not once none is to come, with
+// DRAM for four writes, or over a bounded tier.
+TEST(Pass, ACountedLifoStreamsItsWritesWhereDramHoldsFewerThanFour) {
+  const std::vector<std::uint64_t> unlimited = {0, 0, 0, 0}, bounded = {0, 8 * kRec, 0, 0};
+  EXPECT_TRUE(writes_leave_dram(true, 0, 8 * kRec, kRec, bounded)) << "newest first: always";
+  EXPECT_TRUE(writes_leave_dram(false, 5, 2 * kRec, kRec, unlimited));
+  EXPECT_TRUE(writes_leave_dram(false, 1, 3 * kRec, kRec, unlimited)) << "one more to come after the next";
+  EXPECT_FALSE(writes_leave_dram(false, 0, 2 * kRec, kRec, unlimited)) << "the next write is the last";
+  EXPECT_FALSE(writes_leave_dram(false, 5, 4 * kRec, kRec, unlimited)) << "DRAM for four writes";
+  EXPECT_FALSE(writes_leave_dram(false, 5, 2 * kRec, kRec, bounded)) << "a bounded tier";
+}
+
 // The store's own part count: whole when DRAM holds four records or the size is unknown; else the least power of two putting eight parts in DRAM, capped.
 TEST(AutoParts, EightPartsInDramWhereItHoldsFewerThanFourRecords) {
   using mlbs::engine::policies::auto_parts;

@@ -3,6 +3,8 @@
 // planner's policies come to it, and refused models.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -51,9 +53,9 @@ std::size_t spans_named(const Result& r, const char* what) {
 }
 
 /// One point of the sweep (sim/sweep.hpp) by its key, its records in `parts`, simulated (with its timeline).
-Result sweep_point(const char* key, std::uint32_t parts = 1) {
+Result sweep_point(const char* key, std::uint32_t parts = 1, bool hint = false) {
   auto points =
-      sweep_points({Schedule::Kind::lifo, Schedule::Kind::fifo, Schedule::Kind::explicit_order}, false, key, parts);
+      sweep_points({Schedule::Kind::lifo, Schedule::Kind::fifo, Schedule::Kind::explicit_order}, hint, key, parts);
   if (points.size() != 1) throw std::logic_error(std::string("no sweep point ") + key);
   points[0].machine.timeline = true;
   return simulate(points[0].machine, points[0].workload);
@@ -543,6 +545,17 @@ TEST(Sim, ABoundedTierThatJoinsCountsTowardsTheDrain) {
   EXPECT_GT(r.tiers[1].bytes_in, 0u) << "the bounded tier took no part";
 }
 
+// LIFO told its count over three unlimited tiers, each half as fast as the one above, DRAM for two records and
+// no compute: the records written stream down two at a time, as without the count (policies::writes_leave_dram),
+// where one drain at a time sent them all to the fastest tier (1.754x the bound, against 1.210x without it).
+TEST(Sim, ACountedLifoStreamsItsWritesAsAnUncountedOneDoes) {
+  const Result counted = sweep_point("lifo/t3/n32/s2/fs0.00/bw2/f0.0", 1, true);
+  const Result uncounted = sweep_point("lifo/t3/n32/s2/fs0.00/bw2/f0.0");
+  EXPECT_LT(counted.wall_s / counted.bound_s, 1.25);
+  EXPECT_LE(counted.wall_s, uncounted.wall_s * 1.01);
+  EXPECT_GT(counted.tiers[2].bytes_in, 0u) << "the second tier took nothing";
+}
+
 // The timeline names each copy and each wait.
 TEST(Sim, TimelineRecordsCopiesAndWaits) {
   Machine m = two_tiers(32 * kMiB, 96 * kMiB);
@@ -634,13 +647,37 @@ TEST(SimSweep, RecordsInPartsFindRoomForTheirStep) {
 
 // LIFO told how many records come ("lifo:N"): the records written go where they will end and the
 // slow tier starts with the first one; over the LIFO third of the sweep the median moves closer to the bound.
+// And the count costs little anywhere: no point is more than 0.1 further from the bound with it than without
+// it, and fewer than 5 are 0.05 further (measured: 0.091 and 4; before a counted LIFO's writes streamed
+// down, policies::writes_leave_dram, 0.544 and 22).
 TEST(SimSweep, ARecordCountHintBringsLifoCloserToTheBound) {
-  const SweepStats without = sweep({Schedule::Kind::lifo});
-  const SweepStats with = sweep({Schedule::Kind::lifo}, true);
-  const double m0 = without.ratio.median, m1 = with.ratio.median;
-  std::printf("LIFO wall / physical bound, median: %.3f without the hint, %.3f with it\n", m0, m1);
+  std::map<std::string, double> without_at;
+  std::vector<double> without, with;
+  double below = 0;
+  for (const SweepPoint& p : sweep_points({Schedule::Kind::lifo})) {
+    const Result r = simulate(p.machine, p.workload);
+    without_at[p.key] = r.wall_s / r.bound_s;
+    without.push_back(r.wall_s / r.bound_s);
+  }
+  double worst = 0;
+  std::size_t worse = 0;
+  std::string where;
+  for (const SweepPoint& p : sweep_points({Schedule::Kind::lifo}, true)) {
+    const Result r = simulate(p.machine, p.workload);
+    with.push_back(r.wall_s / r.bound_s);
+    below = std::max(below, (r.bound_s - r.wall_s) / r.bound_s);
+    const double cost = with.back() - without_at.at(p.key);
+    if (cost > worst) worst = cost, where = p.key;
+    if (cost > 0.05) ++worse;
+  }
+  const double m0 = summarize(without).median, m1 = summarize(with).median;
+  std::printf("LIFO wall / physical bound, median: %.3f without the hint, %.3f with it; the hint costs at most "
+              "%.3f (%s), %zu points more than 0.05\n",
+              m0, m1, worst, where.c_str(), worse);
   EXPECT_LT(m1, m0);
-  EXPECT_LT(with.below_bound, 1e-9);
+  EXPECT_LT(below, 1e-9);
+  EXPECT_LT(worst, 0.1) << where;
+  EXPECT_LT(worse, 5u);
 }
 
 // FIFO told how many records come ("fifo:N"): below a bounded tier the last one starts with what the run

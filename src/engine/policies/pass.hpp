@@ -99,6 +99,28 @@ std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes
                             const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes,
                             bool newest_first, bool persistent);
 
+/// Whether the records written leave DRAM as they come, DRAM keeping none of
+/// them while writes go on: write_streams()'s `newest_first`, and DRAM's whole
+/// budget as the lookahead of joins_spread() (Limits::lookahead_bytes). So
+/// for a schedule whose newest write ranks first (`newest_first`: LIFO
+/// without its count, an unknown one), and for LIFO told its count while
+/// records are still to come after the next (`counted_to_come`, lifo:N's
+/// Coming::ranks) where DRAM holds fewer than kDoubleBufferSlots writes of
+/// `last_write_bytes` and no file tier has a capacity limit (`file_bytes`
+/// all 0): the records still to come claim DRAM first (place_records()), so
+/// every record written is placed below it, as under newest-first writes,
+/// and drained one at a time they left the slower tiers idle. Telling mlbs
+/// the count made LIFO over three half-speed tiers with DRAM for two records
+/// 1.75x the bound where not telling it gave 1.21x. mlbs-sim's sweep with the
+/// count (`--hint`): 18 points better by up to 0.54, 1 worse by 0.04 (to what
+/// the run without the count gives there). Over a bounded tier too: 6 more
+/// worse by up to 0.045 (streamed records took the bounded tier's room from
+/// those read first); with DRAM for four writes or more too: the sweep in four
+/// parts with the count (`--parts 4 --hint`) 0.22 worse at one point (a part
+/// read early streamed to a tier 25x slower), and no gain.
+bool writes_leave_dram(bool newest_first, std::size_t counted_to_come, std::uint64_t budget,
+                       std::uint64_t last_write_bytes, const std::vector<std::uint64_t>& file_bytes);
+
 /// The DRAM room `ranked` would take if all were there (block-rounded slots).
 std::uint64_t held_bytes(std::span<catalog::Record* const> ranked);
 
