@@ -591,6 +591,34 @@ TEST(PlacementDecisions, LifoStreamsItsWritesDownToBothTiersAtOnce) {
   }
 }
 
+// The same told its count (lifo:24): the records still to come claim DRAM, so those written stream down as
+// without the count (policies::writes_leave_dram). Before, a counted LIFO drained one record at a time and the
+// third write waited for the first record's copy.
+TEST(PlacementDecisions, ACountedLifoStreamsItsWritesDownToBothTiersAtOnce) {
+  GatedDirectories gated;
+  TempDir dir;
+  mlbs::Config cfg = over_two_rated_tiers(dir, 2, 512ull << 20, 384ull << 20, false, mlbs::Schedule::lifo(24));
+  cfg.helper_threads = 2;  // one held at the gate
+  mlbs::Runtime rt(cfg);
+  mlbs::Store<float> u(rt, "u", kElems);
+  gate().arm(1, 0);
+  write_n(u, 2);
+  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 never went to tier 1";
+  auto third = std::async(std::launch::async, [&u] {
+    std::fill(u.begin(), u.end(), 2.0f);
+    u.write(2);
+  });
+  const bool found_room = third.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  gate().release();
+  third.get();
+  EXPECT_TRUE(found_room) << "the third write waited for the first record's copy";
+  EXPECT_TRUE(in(u.info(1), 2)) << "the second record went to the other tier";
+  for (std::uint64_t id = 3; id-- > 0;) {
+    u.read(id);
+    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
+  }
+}
+
 // LIFO told 24 records come, DRAM for eight over two unlimited tiers of configured bandwidth 5:1 apart:
 // the records still to come claim DRAM, so the oldest go down as they are written. Record 0 goes first,
 // to the fast tier (both idle), and while its copy is under way (held) record 1, the next to leave, goes
