@@ -561,15 +561,13 @@ TEST(PlacementDecisions, UncountedLifoStartsItsUnlimitedTiersWithTheFirstRecord)
   EXPECT_EQ(mlbs::test::stored_records(dir.path()), 0u) << "files left after every record was read";
 }
 
-// LIFO without the count, DRAM for two records over two unlimited tiers of configured bandwidth, the
-// slower fast enough to join spreading: once writes spill, DRAM keeps neither record for later (the next
-// writes push them out anyway) and both go down at once, one to each tier. A third write finds its slot
-// while the first record's copy to tier 1 is held; before, the second record stayed in DRAM and the
-// third write waited for that copy.
-TEST(PlacementDecisions, LifoStreamsItsWritesDownToBothTiersAtOnce) {
+/// DRAM for two records over two unlimited tiers of configured bandwidth, the slower fast enough to join
+/// spreading, LIFO under `schedule`: once writes spill both records go down at once, one to each tier, so a
+/// third write finds its slot while the first record's copy to tier 1 is held at the gate.
+void expect_writes_stream_down_to_both_tiers(const mlbs::Schedule& schedule) {
   GatedDirectories gated;
   TempDir dir;
-  mlbs::Config cfg = over_two_rated_tiers(dir, 2, 512ull << 20, 384ull << 20, false);
+  mlbs::Config cfg = over_two_rated_tiers(dir, 2, 512ull << 20, 384ull << 20, false, schedule);
   cfg.helper_threads = 2;  // one held at the gate
   mlbs::Runtime rt(cfg);
   mlbs::Store<float> u(rt, "u", kElems);
@@ -591,32 +589,18 @@ TEST(PlacementDecisions, LifoStreamsItsWritesDownToBothTiersAtOnce) {
   }
 }
 
+// LIFO without the count: once writes spill, DRAM keeps neither record for later (the next writes push
+// them out anyway) and both go down at once; before, the second record stayed in DRAM and the third write
+// waited for the first record's copy.
+TEST(PlacementDecisions, LifoStreamsItsWritesDownToBothTiersAtOnce) {
+  expect_writes_stream_down_to_both_tiers(mlbs::Schedule::lifo());
+}
+
 // The same told its count (lifo:24): the records still to come claim DRAM, so those written stream down as
 // without the count (policies::writes_leave_dram). Before, a counted LIFO drained one record at a time and the
 // third write waited for the first record's copy.
 TEST(PlacementDecisions, ACountedLifoStreamsItsWritesDownToBothTiersAtOnce) {
-  GatedDirectories gated;
-  TempDir dir;
-  mlbs::Config cfg = over_two_rated_tiers(dir, 2, 512ull << 20, 384ull << 20, false, mlbs::Schedule::lifo(24));
-  cfg.helper_threads = 2;  // one held at the gate
-  mlbs::Runtime rt(cfg);
-  mlbs::Store<float> u(rt, "u", kElems);
-  gate().arm(1, 0);
-  write_n(u, 2);
-  ASSERT_TRUE(gate().wait_entered(std::chrono::seconds(30))) << "record 0 never went to tier 1";
-  auto third = std::async(std::launch::async, [&u] {
-    std::fill(u.begin(), u.end(), 2.0f);
-    u.write(2);
-  });
-  const bool found_room = third.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
-  gate().release();
-  third.get();
-  EXPECT_TRUE(found_room) << "the third write waited for the first record's copy";
-  EXPECT_TRUE(in(u.info(1), 2)) << "the second record went to the other tier";
-  for (std::uint64_t id = 3; id-- > 0;) {
-    u.read(id);
-    EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;
-  }
+  expect_writes_stream_down_to_both_tiers(mlbs::Schedule::lifo(24));
 }
 
 // LIFO told 24 records come, DRAM for eight over two unlimited tiers of configured bandwidth 5:1 apart:
