@@ -7,12 +7,17 @@
 // its tiers' totals and its timeline; --hint tells LIFO and FIFO the record count;
 // --parts K writes each point's records in K parts (docs/simulator.md, "Records in parts"), the
 // application's, or with --store-parts the store's (StoreOptions::parts); --auto-parts in the parts the
-// store chooses (StoreOptions::kAutoParts).
+// store chooses (StoreOptions::kAutoParts). --points FILE also writes every point's machine, workload, simulated
+// wall and physical bound as JSON lines, for benchmarks/lp_bound.py (docs/simulator.md, "A tighter bound").
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "mlbs/store_options.hpp"
 #include "sim/sweep.hpp"
@@ -33,6 +38,32 @@ void print_detail(const mlbs::sim::Result& r) {
                 static_cast<unsigned long long>(s.id), s.what.c_str());
 }
 
+/// One point as a JSON line: what lp_bound.py needs to pose the same run.
+nlohmann::json point_json(const mlbs::sim::SweepPoint& p, const mlbs::sim::Result& r) {
+  const mlbs::sim::Machine& m = p.machine;
+  const mlbs::sim::Workload& w = p.workload;
+  nlohmann::json tiers = nlohmann::json::array();
+  for (const mlbs::sim::FileTier& t : m.tiers)
+    tiers.push_back({{"capacity_bytes", t.capacity_bytes},
+                     {"bandwidth_bytes_per_s", t.bandwidth_bytes_per_s},
+                     {"latency_s", t.latency_s}});
+  return {{"key", p.key},
+          {"dram_bytes", m.dram_bytes},
+          {"tiers", tiers},
+          {"helpers", m.helpers},
+          {"copy_bytes_per_s", m.copy_bytes_per_s},
+          {"record_bytes", w.record_bytes},
+          {"records", w.records},
+          {"parts", w.parts},
+          {"store_parts", w.store_parts},
+          {"order", mlbs::sim::read_order(w)},
+          {"compute_per_write_s", w.compute_per_write_s},
+          {"compute_per_read_s", w.compute_per_read_s},
+          {"compute_at_turn_s", w.compute_at_turn_s},
+          {"wall_s", r.wall_s},
+          {"bound_s", r.bound_s}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,14 +71,19 @@ int main(int argc, char** argv) {
   bool hint = false;
   unsigned long parts = 1;
   bool by_store = false;
+  std::string points_file;
   const auto usage = [] {
-    std::fprintf(stderr, "usage: mlbs_sim_sweep [--only KEY] [--hint] [--parts K (1-64) [--store-parts] | --auto-parts]\n");
+    std::fprintf(stderr,
+                 "usage: mlbs_sim_sweep [--only KEY] [--hint] [--parts K (1-64) [--store-parts] | --auto-parts] "
+                 "[--points FILE]\n");
     return 2;
   };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "--points" && i + 1 < argc) {
+      points_file = argv[++i];
     } else if (a == "--hint") {
       hint = true;
     } else if (a == "--auto-parts") {
@@ -61,6 +97,14 @@ int main(int argc, char** argv) {
       return usage();
     }
   }
+  std::ofstream points;
+  if (!points_file.empty()) {
+    points.open(points_file);
+    if (!points) {
+      std::fprintf(stderr, "mlbs_sim_sweep: cannot write %s\n", points_file.c_str());
+      return 2;
+    }
+  }
   std::vector<double> ratios;
   for (mlbs::sim::SweepPoint& p : mlbs::sim::sweep_points({mlbs::Schedule::Kind::lifo, mlbs::Schedule::Kind::fifo,
                                                             mlbs::Schedule::Kind::explicit_order},
@@ -70,6 +114,7 @@ int main(int argc, char** argv) {
     ratios.push_back(r.wall_s / r.bound_s);
     std::printf("%s %.4f\n", p.key.c_str(), ratios.back());
     if (!only.empty()) print_detail(r);
+    if (points.is_open()) points << point_json(p, r).dump() << '\n';
   }
   if (ratios.empty()) {
     std::fprintf(stderr, "mlbs_sim_sweep: no point is named '%s'\n", only.c_str());

@@ -62,7 +62,8 @@ fi
 # The Python package (python/, docs/python.md): scripts/run-tests.sh builds it
 # with these (no build isolation, so rebuilds are incremental) and runs its
 # pytest suite, which also runs the Devito RTM and checkpointing examples
-# (devito with scipy for its seismic examples; checkpoint-schedules). `pip
+# (devito with scipy for its seismic examples; checkpoint-schedules; scipy's
+# HiGHS also solves benchmarks/lp_bound.py's linear programs). `pip
 # install .` alone fetches the build tools itself. h5py: transparent mode's
 # test of an HDF5 file written and read by an unmodified program.
 if command -v python3 >/dev/null 2>&1; then
