@@ -11,11 +11,10 @@
 // wall and physical bound as JSON lines, for benchmarks/lp_bound.py (docs/simulator.md, "A tighter bound").
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 

@@ -126,7 +126,8 @@ void Engine::refresh_placement() {
       cap = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
     }
   }
-  // LIFO told its count, records still to come: those written leave DRAM as they come.
+  // Newest-first writes, and a counted LIFO's while records are still to come:
+  // those written leave DRAM as they come (policies::writes_leave_dram).
   const bool counted_lifo = schedule_.kind == Schedule::Kind::lifo && schedule_.expected_records;
   const std::uint64_t budget = mem_->capacity() - lent_bytes_;  // lent slots are no record's room
   const bool streaming = policies::writes_leave_dram(newest_first(), counted_lifo ? coming.ranks.size() : 0, budget,

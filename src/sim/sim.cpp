@@ -441,8 +441,9 @@ class Model {
     // hint; over unlimited tiers that spread, such a run is taken to outgrow
     // DRAM (pol::guessed_to_come()).
     const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
-    const bool streaming = pol::writes_leave_dram(newest_first, counted ? coming.ranks.size() : 0, m_.dram_bytes, last_write_,
-                                                 limits.file_bytes);
+    // As the engine: newest-first writes, and a counted LIFO's while records are still to come, leave DRAM as they come.
+    const bool streaming = pol::writes_leave_dram(newest_first, counted ? coming.ranks.size() : 0, m_.dram_bytes,
+                                                  last_write_, limits.file_bytes);
     coming.ranks.insert(coming.ranks.begin(),
                         pol::guessed_to_come(last_write_ ? m_.dram_bytes / last_write_ : 0, newest_first, last_write_ > 0,
                                              m_.copy_ahead, m_.persistent, limits.file_bytes, limits.file_rates),

@@ -53,7 +53,8 @@ bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t l
 
 bool writes_leave_dram(bool newest_first, std::size_t counted_to_come, std::uint64_t budget,
                        std::uint64_t last_write_bytes, const std::vector<std::uint64_t>& file_bytes) {
-  return newest_first || (counted_to_come > 0 && budget < kDoubleBufferSlots * last_write_bytes && unbounded(file_bytes));
+  return newest_first ||
+         (counted_to_come > 0 && budget < kDoubleBufferSlots * last_write_bytes && unbounded(file_bytes));
 }
 
 std::uint64_t held_bytes(std::span<catalog::Record* const> ranked) {
