@@ -441,7 +441,7 @@ class Model {
     // hint; over unlimited tiers that spread, such a run is taken to outgrow
     // DRAM (pol::guessed_to_come()).
     const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
-    // As the engine: newest-first writes, and a counted LIFO's while records are still to come, leave DRAM as they come.
+    // As the engine: newest-first writes, and a counted LIFO's while more are to come, leave DRAM as they come.
     const bool streaming = pol::writes_leave_dram(newest_first, counted ? coming.ranks.size() : 0, m_.dram_bytes,
                                                   last_write_, limits.file_bytes);
     coming.ranks.insert(coming.ranks.begin(),
