@@ -461,6 +461,7 @@ class Model {
                                         pol::held_bytes(ranked_), streams, !newest_first);
     if (streaming) limits.lookahead_bytes = m_.dram_bytes;
     limits.bottleneck_first = pol::bottleneck_first(w_.schedule, m_.dram_bytes, last_write_, m_.persistent);
+    limits.idle_tiers_start = pol::idle_tiers_start(m_.dram_bytes, bursts_.bytes());
     if (limits.bottleneck_first && w_.hint_records)  // fifo:N
       limits.to_come_bytes = pol::bytes_to_come(w_.records, records_.size(), last_write_);
     // As the engine: a record not encoded yet is planned at the frame it will make.

@@ -426,6 +426,27 @@ TEST(Placement, AnIdleTierTakesTheNextDrainWhileWritesComeDown) {
   EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 1);
 }
 
+// With idle_tiers_start, over unlimited tiers 5x apart while writes come down, a record no record to come
+// is read before takes the idle slower tier once five records on the fast one come between it and that
+// tier's last record: their fetches hide its own. With four between, or without the rule, soonest finished
+// keeps it on the fast tier; so does a bounded tier, or reads under way.
+TEST(Placement, AnIdleTierTakesARecordWhoseFetchTheReadsBeforeItHide) {
+  const std::vector<double> rates = {0, 5000, 1000};
+  auto next_drain = [&](std::size_t between, bool rule, const std::vector<std::uint64_t>& caps = {0, 0, 0},
+                        bool moves_up = false) {
+    std::vector<PlacementItem> ranked = spilled(between + 3, 100);
+    ranked[0].file_copy = 2;  // the slower tier's last record
+    for (std::size_t i = 1; i <= between; ++i) ranked[i].file_copy = 1;
+    ranked.back().arriving = 1;  // the fast tier is busy
+    return place(ranked, 1000, caps, moves_up, rates, 0, false, std::nullopt, rule).dir_tier[between + 1];
+  };
+  EXPECT_EQ(next_drain(5, true), 2);
+  EXPECT_EQ(next_drain(4, true), 1);
+  EXPECT_EQ(next_drain(5, false), 1);
+  EXPECT_EQ(next_drain(5, true, {0, 0, 10000}), 1);
+  EXPECT_EQ(next_drain(5, true, {0, 0, 0}, true), 1);
+}
+
 // FIFO while writes come down over tiers of known rates, a bounded tier above an unlimited last one 10x
 // slower (bottleneck first): the soonest record without a place takes the last tier when no drain is under
 // way there and it holds less than the run forces through it (taken to go on as long again); the next

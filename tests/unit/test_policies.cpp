@@ -1178,6 +1178,15 @@ TEST(Pass, WriteRoomIsABurstWhereDramHoldsFour) {
       << "room for the step and the next while writes spill";
 }
 
+// Idle tiers start on records read before any to come where DRAM holds four of the application's bursts
+// (a step in parts is one burst), and before the first burst is known.
+TEST(Pass, IdleTiersStartWhereDramHoldsFourBursts) {
+  EXPECT_TRUE(idle_tiers_start(8 * kRec, kRec));
+  EXPECT_TRUE(idle_tiers_start(4 * kRec, kRec));
+  EXPECT_FALSE(idle_tiers_start(8 * kRec, 4 * kRec)) << "DRAM for two steps of four parts";
+  EXPECT_TRUE(idle_tiers_start(8 * kRec, 0)) << "no burst yet";
+}
+
 // The rate a step drains at: that of every file tier that joins spreading over the DRAM ahead, bounded
 // ones included; a slower tier the lookahead is too short for is left out; none if any rate is unknown.
 TEST(Pass, DrainRateCountsTheTiersThatJoin) {

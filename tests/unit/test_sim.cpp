@@ -383,6 +383,21 @@ TEST(Sim, AnIdleTierTakesTheNextDrainFromTheFirstWriteOn) {
   EXPECT_LT(r.wall_s, 1.03 * r.bound_s);
 }
 
+// FIFO, DRAM for 8 of 32 records over two unlimited tiers 5x apart, compute half the least I/O: the
+// slower tier starts with record 11, the first whose fetch the five before it on the fast tier hide, and
+// takes every sixth from there (its bandwidth's share), not record 14 once the fast tier had a round trip
+// queued (1.19x the bound then; 1.14x now).
+TEST(Sim, FifoStartsAnIdleSlowerTierWithTheFirstRecordItsReadsHide) {
+  const Result r = sweep_point("fifo/t2/n32/s8/fs0.00/bw5/f0.5");
+  std::vector<std::uint64_t> slow;
+  for (const Span& s : r.timeline)
+    if (s.src == 0 && s.dst == 2) slow.push_back(s.id);
+  ASSERT_FALSE(slow.empty());
+  EXPECT_EQ(slow.front(), 11u);
+  for (std::size_t i = 1; i < slow.size(); ++i) EXPECT_GE(slow[i] - slow[i - 1], 6u) << slow[i];
+  EXPECT_LT(r.wall_s, 1.16 * r.bound_s);
+}
+
 // FIFO, DRAM for 8 of 32 records above a tier bounded at 8 and an unlimited one 5x slower, compute as
 // long as the least I/O: the slower tier, which capacity forces 16 records through, takes every second
 // record to leave DRAM from the second on, instead of the newest once the fast tier is full (its first

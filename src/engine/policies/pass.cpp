@@ -46,6 +46,10 @@ std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes
   return std::max<std::uint64_t>(1, std::min(joining, slots));
 }
 
+bool idle_tiers_start(std::uint64_t budget, std::uint64_t burst_bytes) {
+  return budget >= kDoubleBufferSlots * burst_bytes;
+}
+
 bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent) {
   return kind == Schedule::Kind::fifo && !persistent && last_write_bytes &&
          budget >= kDoubleBufferSlots * last_write_bytes;
@@ -143,7 +147,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   static const std::vector<double> kNoRates;  // persistent: no spreading
   const Placement p = place(items, dram_bytes, limits.file_bytes, limits.moves_up,
                             limits.persistent ? kNoRates : limits.file_rates, limits.lookahead_bytes,
-                            limits.bottleneck_first, limits.to_come_bytes);
+                            limits.bottleneck_first, limits.to_come_bytes, limits.idle_tiers_start);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];

@@ -40,7 +40,18 @@ struct Limits {
   /// the bytes still to be written. Unset: not known, the run is taken to go
   /// on as long again as it has so far.
   std::optional<std::uint64_t> to_come_bytes;
+  /// Over unlimited tiers while writes come down: an idle tier takes a
+  /// record read before any still to come when the reads before it hide its
+  /// fetch (place(), idle_tiers_start()).
+  bool idle_tiers_start = false;
 };
+
+/// Whether an idle file tier may take a record that no record still to come
+/// is read before (Limits::idle_tiers_start): DRAM holds kDoubleBufferSlots
+/// of the application's bursts (`burst_bytes`, WriteBursts::bytes(); 0: none
+/// yet). With fewer, a record drained to a slower tier holds its slot the
+/// longer, and the next write waits for it.
+bool idle_tiers_start(std::uint64_t budget, std::uint64_t burst_bytes);
 
 /// Whether placement starts the last file tier at once (place()'s
 /// `bottleneck_first`): FIFO, scratch mode, while writes come and DRAM

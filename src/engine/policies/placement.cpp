@@ -59,7 +59,8 @@ bool joins_spread(const std::vector<double>& tier_rate, std::size_t t, std::uint
 
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up, const std::vector<double>& tier_rate,
-                std::uint64_t lookahead_bytes, bool bottleneck_first, std::optional<std::uint64_t> to_come_bytes) {
+                std::uint64_t lookahead_bytes, bool bottleneck_first, std::optional<std::uint64_t> to_come_bytes,
+                bool idle_tiers_start) {
   constexpr auto kUnlimited = std::numeric_limits<std::uint64_t>::max();
   Placement p;
   p.in_memory.assign(ranked.size(), false);
@@ -121,13 +122,20 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // The soonest-finished rule alone kept a tier 5x slower idle until the
   // fastest had a round trip of its own queued (eight records), time the
   // slower tier never made up (the sweep: 45 points better by up to 0.27, 7
-  // worse by up to 0.015). Not for FIFO's records, read right after DRAM's:
-  // with them 19 points more were better by up to 0.095 and 4 worse by up to
+  // worse by up to 0.015). For a record read before any to come (FIFO's,
+  // read right after DRAM's), only where the records read between two of
+  // a tier's hide its fetches (`hides`): taken as soon as they were
+  // written, 19 points more were better by up to 0.095 and 4 worse by up to
   // 0.041, but the real FIFO check over tiers 5x apart (`mlbs_sim_check
-  // --machine five --schedule fifo`) ran 6% slower, its slower tier's first
-  // record coming back after its read was due. Not with a bounded tier:
-  // the records it takes early by being idle are then read together at the
-  // end, from it alone (35 points worse by up to 0.15, 10 better).
+  // --machine five --schedule fifo`) ran 6% slower, its slower tier's
+  // first record coming back after its read was due; with the test, 7
+  // better by up to 0.047, 1 worse by 0.023, and that check 0.5-1% faster.
+  // And only where DRAM holds four of the application's bursts
+  // (`idle_tiers_start`): with DRAM for two steps of four parts each, a
+  // part drained to the slower tier held its slot the longer, and 7 points
+  // were worse by up to 0.033. Not with a bounded tier: the records it
+  // takes early by being idle are then read together at the end, from it
+  // alone (35 points worse by up to 0.15, 10 better).
   const bool first_opportunity = spread && !moves_up && none_fills;
   // Bottleneck first (below): over tiers of known rates, whose slowest
   // keeps what it was given while it takes it, as when spreading.
@@ -138,7 +146,36 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // first, or when spreading the soonest finished (for a record read after
   // one to come, the soonest free first: first opportunity), then those too
   // slow to join.
-  auto tier_order = [&](std::uint64_t bytes, bool after_coming) -> const std::vector<std::size_t>& {
+  // Per file tier t: the records placed below DRAM on other tiers since
+  // the last one on t, in rank order (so far in the placement loop).
+  std::vector<std::size_t> since(tier_capacity.size(), 0);
+  // Tier t's fetch of a record of `bytes` hides behind the fetches of those
+  // records: the other joining tiers, together, take as long to deliver
+  // them. A tier with that many between its records takes at most its
+  // bandwidth's share of them, as the physical bound's split gives it.
+  auto hides = [&](std::size_t t, std::uint64_t bytes) {
+    double others = 0;  // the other joining tiers' combined rate
+    for (std::size_t u = 1; u < tier_rate.size(); ++u)
+      if (u != t && joins_spread(tier_rate, u, bytes, reach[u])) others += tier_rate[u];
+    return double(since[t]) * tier_rate[t] >= others * (1.0 - 1e-9);
+  };
+  // Whether a record of `bytes` goes to the tier free soonest (first
+  // opportunity): it is read after a record still to come, or
+  // (`idle_tiers_start`) some joining tier is idle and every idle one's
+  // fetch of it hides.
+  auto first_free = [&](std::uint64_t bytes, bool after_coming) {
+    if (!first_opportunity) return false;
+    if (after_coming) return true;
+    if (!idle_tiers_start) return false;
+    bool idle = false;
+    for (std::size_t t = 1; t < tier_capacity.size(); ++t) {
+      if (incoming[t] > 0 || !joins_spread(tier_rate, t, bytes, reach[t])) continue;
+      if (!hides(t, bytes)) return false;
+      idle = true;
+    }
+    return idle;
+  };
+  auto tier_order = [&](std::uint64_t bytes, bool soonest_free) -> const std::vector<std::size_t>& {
     std::iota(by_time.begin(), by_time.end(), std::size_t{1});
     if (spread) {
       constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -146,9 +183,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
         if (!joins_spread(tier_rate, t, bytes, reach[t])) return kNever;
         return (work[t] + 2.0 * double(bytes)) / tier_rate[t];
       };
-      auto free_at = [&](std::size_t t) {
-        return first_opportunity && after_coming ? incoming[t] / tier_rate[t] : 0.0;
-      };
+      auto free_at = [&](std::size_t t) { return soonest_free ? incoming[t] / tier_rate[t] : 0.0; };
       std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) {
         const double da = done(a), db = done(b);
         if (da == kNever || db == kNever) return da < db;
@@ -329,7 +364,12 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // below DRAM (the soonest read of them).
   bool last_starts = first_to_last && last_tier_starts(ranked, mem_capacity, tier_capacity, to_come_bytes);
   const std::size_t last = tier_capacity.size() - 1;
+  auto count_below = [&](std::size_t i) {
+    if (p.in_memory[i] || p.dir_tier[i] <= 0) return;
+    for (std::size_t t = 1; t < since.size(); ++t) since[t] = t == std::size_t(p.dir_tier[i]) ? 0 : since[t] + 1;
+  };
   for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (i > 0) count_below(i - 1);  // placed for good: residents earlier, newcomers by this loop
     after_coming = after_coming || ranked[i].coming;
     if (p.in_memory[i] || p.dir_tier[i] >= 0) continue;
     if (std::exchange(last_starts, false) && usable(ranked[i], last)) {
@@ -337,7 +377,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       p.dir_tier[i] = static_cast<int>(last);
       continue;
     }
-    for (std::size_t t : tier_order(ranked[i].bytes, after_coming))
+    for (std::size_t t : tier_order(ranked[i].bytes, first_free(ranked[i].bytes, after_coming)))
       if (usable(ranked[i], t) || evict_backed(i, t)) {
         take(t, ranked[i].bytes);
         p.dir_tier[i] = static_cast<int>(t);

@@ -91,7 +91,13 @@ struct Placement {
 /// bandwidth as the physical bound's split does; while writes come down
 /// (`moves_up` false) over tiers none of which is bounded, one read after
 /// a record still to come (`coming`) takes first a tier with no record
-/// arriving (first opportunity: an idle tier starts); once reads begin over
+/// arriving (first opportunity: an idle tier starts), and with
+/// `idle_tiers_start` (pass.hpp's idle_tiers_start()) so does any other
+/// record when some joining tier is idle and the records placed between it
+/// and each idle tier's last record before it (in rank order) come from the
+/// other tiers, together, no faster than that tier fetches it: its fetch
+/// hides behind theirs (FIFO's slower tier starts with the first record it
+/// can hide, not once the fastest has a round trip queued); once reads begin over
 /// such tiers, a slower tier's soonest record takes a DRAM slot first when
 /// fewer records than the tier is times slower than the fastest come before
 /// it (its fetch starts in time). A tier slower than the
@@ -120,7 +126,8 @@ struct Placement {
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
-                bool bottleneck_first = false, std::optional<std::uint64_t> to_come_bytes = std::nullopt);
+                bool bottleneck_first = false, std::optional<std::uint64_t> to_come_bytes = std::nullopt,
+                bool idle_tiers_start = false);
 
 /// Placement spreads over the file tiers of `tier_rate` (index 0 unused):
 /// there are two or more and every rate is known.
