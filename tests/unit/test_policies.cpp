@@ -517,6 +517,40 @@ TEST(Policies, CopyAheadStartsTheSlowerTierFromDramWithTheFirstRecord) {
   EXPECT_FALSE(decide([](Scene& s) { s.writing = false; })) << "reads have begun";
 }
 
+// Three file tiers, two bounded: with the tier below the target busy, the idle last tier takes the copy
+// ahead from DRAM where DRAM holds four writes; not with room for fewer, not from the target tier, not
+// while the last tier is busy too.
+TEST(Policies, CopyAheadFromDramGoesToTheIdleLastTierWhenTheOneBelowIsBusy) {
+  const auto decide = decider(copy_ahead, [] {
+    Scene s(4);
+    s.writing = s.copy_ahead = true;
+    s.tiers[0].write_behind = true;
+    s.tiers[0].capacity_bytes = 4 * kRec;
+    s.tiers[0].free_bytes = kRec;  // the next write's slot
+    s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;
+    s.tiers[2].capacity_bytes = s.tiers[2].free_bytes = 4 * kRec;
+    s.tiers[2].copies_in_flight = 1;  // busy with the copy ahead before
+    s.tiers[3].free_bytes = 4 * kRec;
+    s.add(bit(0), 1);
+    return s;
+  });
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::copy_ahead);
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 3);
+  const auto idle_below = decide([](Scene& s) { s.tiers[2].copies_in_flight = 0; });
+  ASSERT_TRUE(idle_below);
+  EXPECT_EQ(idle_below->dst, 2) << "the tier below first";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].capacity_bytes = 3 * kRec; })) << "DRAM for fewer than four";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[3].copies_in_flight = 1; })) << "the last tier busy too";
+  EXPECT_FALSE(decide([](Scene& s) {
+    s.tiers[0].write_behind = false;  // so from tier 1, where the record has its copy
+    s.records[0].copies = bit(1);
+    s.tiers[1].free_bytes = 0;
+  })) << "from the target tier";
+}
+
 // One file tier: while writes come down, the idle tier takes a copy of DRAM's furthest record (the next a
 // write sends there), even with DRAM full; only that one, from DRAM, and not when there is a slower tier,
 // the tier is busy, DRAM does not write behind or the record cannot go there.

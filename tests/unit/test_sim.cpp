@@ -383,6 +383,19 @@ TEST(Sim, AnIdleTierTakesTheNextDrainFromTheFirstWriteOn) {
   EXPECT_LT(r.wall_s, 1.03 * r.bound_s);
 }
 
+// LIFO without its count, DRAM for 8 of 32 records over two tiers bounded at 8 and an unlimited one 25x
+// slower than the fastest: while the middle tier copies the first record ahead, the last takes the second
+// from DRAM at 0.10 s, where it idled until the middle one had a copy to pass down (0.45 s; 1.06x the
+// bound, now 1.01x).
+TEST(Sim, TheLastTierCopiesAheadFromDramWhileTheOneAboveIsBusy) {
+  const Result r = sweep_point("lifo/t3/n32/s8/fs0.25/bw5/f0.5");
+  double first = 1e9;
+  for (const Span& s : r.timeline)
+    if (s.dst == 3) first = std::min(first, s.start_s);
+  EXPECT_LT(first, 0.2);
+  EXPECT_LT(r.wall_s, 1.03 * r.bound_s);
+}
+
 // FIFO, DRAM for 8 of 32 records over two unlimited tiers 5x apart, compute half the least I/O: the
 // slower tier starts with record 11, the first whose fetch the five before it on the fast tier hide, and
 // takes every sixth from there (its bandwidth's share), not record 14 once the fast tier had a round trip

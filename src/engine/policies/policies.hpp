@@ -107,7 +107,8 @@ std::optional<Decision> write_behind(const View& v, Notes& notes);
 ///    instead of idling until the faster ones are full, and with a known
 ///    schedule nothing is lost when the run turns out to fit (Cao et al.'s
 ///    "first opportunity", limited to an idle tier so it never delays a copy
-///    that is needed).
+///    that is needed). The tier below busy, an idle last tier takes a copy
+///    from DRAM instead, where DRAM holds kDoubleBufferSlots writes.
 std::optional<Decision> copy_ahead(const View& v, Notes& notes);
 
 /// 11. Scratch, while writes come down: a record copied ahead from DRAM
