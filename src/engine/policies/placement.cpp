@@ -142,10 +142,6 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   const bool first_to_last = bottleneck_first && spread && !moves_up;
   std::vector<double> incoming(tier_capacity.size(), 0.0);
   std::vector<std::size_t> by_time(tier_capacity.size() > 1 ? tier_capacity.size() - 1 : 0);
-  // The file tiers to try for a record of `bytes`, best first: fastest
-  // first, or when spreading the soonest finished (for a record read after
-  // one to come, the soonest free first: first opportunity), then those too
-  // slow to join.
   // Per file tier t: the records placed below DRAM on other tiers since
   // the last one on t, in rank order (so far in the placement loop).
   std::vector<std::size_t> since(tier_capacity.size(), 0);
@@ -175,6 +171,10 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     }
     return idle;
   };
+  // The file tiers to try for a record of `bytes`, best first: fastest
+  // first, or when spreading the soonest finished (`soonest_free`, from
+  // first_free(): the soonest free first, first opportunity), then those
+  // too slow to join.
   auto tier_order = [&](std::uint64_t bytes, bool soonest_free) -> const std::vector<std::size_t>& {
     std::iota(by_time.begin(), by_time.end(), std::size_t{1});
     if (spread) {

@@ -419,10 +419,12 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
   for (const Record* r : v.ranked)
     if (!newest || r->gen > newest->gen) newest = r;
   if (!newest) return std::nullopt;
+  const int last = v.last();
+  const bool dram_holds_four = v.tiers[0].capacity_bytes >= kDoubleBufferSlots * newest->plan_bytes();
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     const int t = r.dir_target;
-    if (!idle(r) || r.error || r.ahead_failed || t <= 0 || t >= v.last()) continue;
+    if (!idle(r) || r.error || r.ahead_failed || t <= 0 || t >= last) continue;
     // From DRAM while that is the record's only copy, not to be encoded (a
     // record's file copies are one frame, made on its way to its target),
     // DRAM writes behind (Tier's marks) and keeps room for the next write
@@ -458,9 +460,7 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     // DRAM for fewer, such a long copy holds a slot the next write wants;
     // from tier t too, the last tier took more records than the run forced
     // there (that machine's model 1.20x -> 1.36x the bound).
-    const int last = v.last();
-    const bool roomy = v.tiers[0].capacity_bytes >= kDoubleBufferSlots * newest->plan_bytes();
-    if (from_dram && roomy && t + 1 < last && takes(last)) return copy(Purpose::copy_ahead, i, 0, last, {});
+    if (from_dram && dram_holds_four && t + 1 < last && takes(last)) return copy(Purpose::copy_ahead, i, 0, last, {});
   }
   return std::nullopt;
 }
