@@ -23,7 +23,7 @@ std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std:
     // Writes that spill: with room for one write, each waits until the record
     // leaving DRAM is copied down, and the tier idles while the application
     // copies the next one in. Room for two lets the copies overlap.
-    if (budget >= kDoubleBufferSlots * last_write_bytes) headroom += last_write_bytes;
+    if (double_buffers(budget, last_write_bytes)) headroom += last_write_bytes;
     headroom = std::max(headroom, streams * last_write_bytes);
   }
   return budget > headroom ? budget - headroom : 0;
@@ -47,18 +47,17 @@ std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes
 }
 
 bool idle_tiers_start(std::uint64_t budget, std::uint64_t burst_bytes) {
-  return budget >= kDoubleBufferSlots * burst_bytes;
+  return double_buffers(budget, burst_bytes);
 }
 
 bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent) {
-  return kind == Schedule::Kind::fifo && !persistent && last_write_bytes &&
-         budget >= kDoubleBufferSlots * last_write_bytes;
+  return kind == Schedule::Kind::fifo && !persistent && last_write_bytes && double_buffers(budget, last_write_bytes);
 }
 
 bool writes_leave_dram(bool newest_first, std::size_t counted_to_come, std::uint64_t budget,
                        std::uint64_t last_write_bytes, const std::vector<std::uint64_t>& file_bytes) {
   return newest_first ||
-         (counted_to_come > 0 && budget < kDoubleBufferSlots * last_write_bytes && unbounded(file_bytes));
+         (counted_to_come > 0 && !double_buffers(budget, last_write_bytes) && unbounded(file_bytes));
 }
 
 std::uint64_t held_bytes(std::span<catalog::Record* const> ranked) {
@@ -158,7 +157,7 @@ std::uint64_t write_room(std::uint64_t burst_bytes, std::uint64_t last_write_byt
                          bool spreading, double gap_s, double drain_bytes_per_s) {
   if (!last_write_bytes) return 0;
   if (burst_bytes <= last_write_bytes) return last_write_bytes;
-  if (budget >= kDoubleBufferSlots * burst_bytes) return burst_bytes;
+  if (double_buffers(budget, burst_bytes)) return burst_bytes;
   const bool drained_in_gap = gap_s * drain_bytes_per_s >= static_cast<double>(burst_bytes);
   return budget >= 2 * burst_bytes && (!spreading || drained_in_gap) ? burst_bytes : last_write_bytes;
 }

@@ -74,6 +74,14 @@ std::uint64_t bytes_to_come(std::uint64_t expected, std::uint64_t store_records,
 /// while writes spill (dram_limit); smaller ones keep every slot they can.
 inline constexpr std::uint64_t kDoubleBufferSlots = 4;
 
+/// Whether a DRAM `budget` holds kDoubleBufferSlots writes (or bursts) of
+/// `bytes`: the one test behind every rule that lets a copy hold a DRAM slot
+/// longer or keeps a second write's room (dram_limit(), write_room(),
+/// bottleneck_first(), idle_tiers_start(), writes_leave_dram(), copy_ahead()).
+constexpr bool double_buffers(std::uint64_t budget, std::uint64_t bytes) noexcept {
+  return budget >= kDoubleBufferSlots * bytes;
+}
+
 /// The DRAM a record takes: its slot when it has one, else a slot of its size.
 std::uint64_t dram_footprint(const catalog::Record& r);
 

@@ -420,7 +420,7 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     if (!newest || r->gen > newest->gen) newest = r;
   if (!newest) return std::nullopt;
   const int last = v.last();
-  const bool dram_holds_four = v.tiers[0].capacity_bytes >= kDoubleBufferSlots * newest->plan_bytes();
+  const bool dram_holds_four = double_buffers(v.tiers[0].capacity_bytes, newest->plan_bytes());
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     const int t = r.dir_target;
