@@ -1252,6 +1252,13 @@ TEST(Pass, WriteRoomCountsTheTiersThatJoinBesideTheRoom) {
   limits.file_rates = {0, 6 * slower, slower};
   EXPECT_EQ(write_room(b, kRec, 10 * kRec, limits), 4 * kRec) << "the slow tier joins beside the room";
   EXPECT_EQ(write_room(b, kRec, 8 * kRec, limits), kRec) << "the room leaves too little DRAM for it to join";
+  // A slow tier that would not join even beside one write's room: the tiers do not spread, and DRAM for
+  // two steps keeps room for one though the fast tier alone is the bottleneck (25 ms a step).
+  const double fast = double(4 * kRec) / 0.025;
+  limits.file_rates = {0, fast, fast / 10};
+  EXPECT_EQ(write_room(b, kRec, 8 * kRec, limits), 4 * kRec) << "the slow tier never joins";
+  limits.file_rates = {0, fast, fast / 7};
+  EXPECT_EQ(write_room(b, kRec, 8 * kRec, limits), kRec) << "beside one write's room it would join";
 }
 
 // Once the schedule says no write is to come (lifo:N with N written), DRAM keeps no room for one: the

@@ -563,6 +563,16 @@ TEST(Sim, ComputeThatCoversADrainKeepsRoomForAStep) {
   EXPECT_LT(r.write_blocked_s, 0.02 * r.wall_s);
 }
 
+// FIFO over two unlimited tiers, the second 20 times slower, each step in four parts, DRAM for two steps,
+// compute equal to the least I/O time: the slow tier never joins, so the tiers do not spread and DRAM keeps
+// room for a step (policies::write_room); counted as spreading, room for one part made each step's last
+// two parts wait (1.283x the bound).
+TEST(Sim, ATierThatNeverJoinsLeavesRoomForAStep) {
+  const Result r = sweep_point("fifo/t2/n32/s2/fs0.00/bw20/f1.0", 4);
+  EXPECT_LT(r.wall_s / r.bound_s, 1.10);
+  EXPECT_LT(r.write_blocked_s, 0.03 * r.wall_s);
+}
+
 // LIFO over a bounded fast tier (a quarter of the data) and an unlimited one half as fast, each step in
 // four parts, DRAM for two steps, compute equal to the least I/O time: the fast tier joins the drain until
 // it fills, so its rate counts towards covering a step's drain (policies::drain_rate) and DRAM keeps room
