@@ -40,6 +40,9 @@ struct Record {
   std::uint64_t id = 0;
   std::uint64_t size = 0;
   std::uint64_t gen = 0;            ///< runtime-unique write generation (also write order)
+  /// The first record of a step the application writes as several records
+  /// back to back (policies::WriteBursts::start()): placement's leads.
+  bool step_lead = false;
   std::uint64_t checksum = 0;
   bool has_checksum = false;
   /// How checksum and frame_checksum were made: kRecordChecksum, unless the

@@ -109,7 +109,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   const double gap_s = last_write_end_
                            ? std::max(0.0, std::chrono::duration<double>(wait_start - *last_write_end_).count())
                            : std::numeric_limits<double>::infinity();
-  bursts_.start(detail::round_up_block(bytes), gap_s, double(last_copy_ns_) * 1e-9);
+  const bool step_lead = bursts_.start(detail::round_up_block(bytes), gap_s, double(last_copy_ns_) * 1e-9);
   bool waited = false;
   detail::Block block = take_slot(lock, s, id, bytes, waited);
   Clock::time_point wait_end{};
@@ -143,7 +143,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
   counters_.copy_hash_ns += std::min(hash_ns, copy_ns);
   last_write_end_ = copy_end;
   last_copy_ns_ = copy_ns;
-  add_record(store, id, bytes, std::move(block), sum);
+  add_record(store, id, bytes, std::move(block), sum, step_lead);
 }
 
 detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std::size_t bytes, bool& waited) {
@@ -222,7 +222,7 @@ detail::Block Engine::take_slot(Lock& lock, StoreState& s, std::uint64_t id, std
 }
 
 void Engine::add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot,
-                        std::optional<std::uint64_t> checksum) {
+                        std::optional<std::uint64_t> checksum, bool step_lead) {
   auto r = std::make_unique<Record>();
   r->store = store;
   r->id = id;
@@ -232,6 +232,7 @@ void Engine::add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes
     r->has_checksum = true;
   }
   r->gen = catalog_.next_generation();
+  r->step_lead = step_lead;
   r->copies = bit(0);
   r->slot = std::move(slot);
   r->last_use = catalog_.tick();

@@ -270,9 +270,10 @@ class Engine {
   /// A slot for write() (waiting for room as the helpers make it), the write
   /// pending in `s` meanwhile; refused with CapacityError when none can come.
   detail::Block take_slot(Lock& lock, StoreState& s, std::uint64_t id, std::size_t bytes, bool& waited);
-  /// The record written into `slot`, in the catalog, with its checksum when write() made it.
+  /// The record written into `slot`, in the catalog, with its checksum when write() made it;
+  /// `step_lead`: it began a burst of writes (policies::WriteBursts::start()).
   void add_record(std::uint32_t store, std::uint64_t id, std::size_t bytes, detail::Block slot,
-                  std::optional<std::uint64_t> checksum = std::nullopt);
+                  std::optional<std::uint64_t> checksum = std::nullopt, bool step_lead = false);
   /// A read's start, mu_ held: the record found and checked, in DRAM (or
   /// none can be made there: read it directly), its use counted: consumed
   /// when the read reaches byte `reach` at its end. `own_errors_only`: as read_into's.

@@ -148,6 +148,8 @@ void Engine::refresh_placement() {
   if (streaming) limits.lookahead_bytes = budget;
   limits.bottleneck_first = policies::bottleneck_first(schedule_.kind, budget, last_write_bytes_, persistent());
   limits.idle_tiers_start = policies::idle_tiers_start(budget, bursts_.bytes());
+  limits.leads_first =
+      policies::leads_first(schedule_.kind, budget, bursts_, last_write_bytes_, std::size_t(last()), persistent());
   if (limits.bottleneck_first && schedule_.expected_records) {  // fifo:N
     std::uint64_t to_come = 0;
     for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {

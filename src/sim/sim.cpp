@@ -193,7 +193,7 @@ class Model {
       case Step::Kind::write:
         pending_ = detail::round_up_block(w_.record_bytes);
         last_write_ = pending_;
-        bursts_.start(pending_, now_ - last_write_end_, last_copy_s_);
+        step_lead_ = bursts_.start(pending_, now_ - last_write_end_, last_copy_s_);
         waiting_ = Waiting::write;
         blocked_since_ = now_;
         return;
@@ -287,6 +287,7 @@ class Model {
   void finish_copy() {
     std::unique_ptr<Record> r = std::move(copying_);
     r->gen = ++gen_;
+    r->step_lead = step_lead_;
     r->copies = bit(0);
     r->last_use = ++tick_;
     pending_ = 0;
@@ -462,6 +463,8 @@ class Model {
     if (streaming) limits.lookahead_bytes = m_.dram_bytes;
     limits.bottleneck_first = pol::bottleneck_first(w_.schedule, m_.dram_bytes, last_write_, m_.persistent);
     limits.idle_tiers_start = pol::idle_tiers_start(m_.dram_bytes, bursts_.bytes());
+    limits.leads_first =
+        pol::leads_first(w_.schedule, m_.dram_bytes, bursts_, last_write_, std::size_t(last()), m_.persistent);
     if (limits.bottleneck_first && w_.hint_records)  // fifo:N
       limits.to_come_bytes = pol::bytes_to_come(w_.records, records_.size(), last_write_);
     // As the engine: a record not encoded yet is planned at the frame it will make.
@@ -679,6 +682,7 @@ class Model {
   double app_until_ = 0, blocked_since_ = 0, now_ = 0;
   std::unique_ptr<Record> copying_;  ///< the write being copied into its slot
   std::uint64_t pending_ = 0, last_write_ = 0, gen_ = 0, tick_ = 0, flush_horizon_ = 0;
+  bool step_lead_ = false;  // the write in progress began a burst
   pol::WriteBursts bursts_;
   double last_write_end_ = 0, last_copy_s_ = 0;  ///< the last write's return and its copy's time
 

@@ -447,6 +447,23 @@ TEST(Placement, AnIdleTierTakesARecordWhoseFetchTheReadsBeforeItHide) {
   EXPECT_EQ(next_drain(5, true, {0, 0, 0}, true), 1);
 }
 
+// With leads_first while writes come down, DRAM holds the first record of each step (`lead`), soonest
+// first, and no other record, though it has room: the rest of every step leaves for the file tier at once.
+// Once reads begin, or without the rule, DRAM holds the soonest records whatever their step.
+TEST(Placement, LeadsFirstHoldsOnlyEachStepsFirstRecordWhileWritesCome) {
+  std::vector<PlacementItem> ranked = uniform(12, 100);  // three steps of four records
+  for (std::size_t i = 0; i < ranked.size(); i += 4) ranked[i].lead = true;
+  auto in_dram = [&](std::uint64_t mem, bool moves_up, bool rule) {
+    return place(ranked, mem, {0, 0}, moves_up, {}, 0, false, std::nullopt, false, rule).in_memory;
+  };
+  EXPECT_EQ(in_dram(600, false, true), bools({1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(in_dram(200, false, true), bools({1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0})) << "room for two";
+  EXPECT_EQ(in_dram(600, true, true), bools({1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0})) << "reads began";
+  EXPECT_EQ(in_dram(600, false, false), bools({1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0})) << "no rule";
+  const Placement p = place(ranked, 600, {0, 0}, false, {}, 0, false, std::nullopt, false, true);
+  EXPECT_EQ(p.dir_tier[1], 1) << "the rest still has its file tier";
+}
+
 // FIFO while writes come down over tiers of known rates, a bounded tier above an unlimited last one 10x
 // slower (bottleneck first): the soonest record without a place takes the last tier when no drain is under
 // way there and it holds less than the run forces through it (taken to go on as long again); the next

@@ -1175,6 +1175,38 @@ TEST(Pass, WritesBackToBackAreOneBurst) {
   EXPECT_EQ(b.bytes(), 2 * kRec) << "the step before, now of two";
 }
 
+// start() says which writes begin a burst: a step's first record (Record::step_lead).
+TEST(Pass, WriteBurstsSayWhichWriteBeginsAStep) {
+  WriteBursts b;
+  EXPECT_TRUE(b.start(kRec, std::numeric_limits<double>::infinity(), 0)) << "the first write";
+  EXPECT_FALSE(b.start(kRec, 0.0001, 0.001));
+  EXPECT_TRUE(b.start(kRec, 0.02, 0.001)) << "after a compute";
+  EXPECT_FALSE(b.start(kRec, 0.0001, 0.001));
+}
+
+// DRAM keeps only each step's first record (Limits::leads_first) for FIFO in scratch mode over one file
+// tier, once steps of several records with compute between them are seen and DRAM holds four of them.
+TEST(Pass, LeadsFirstForFifoStepsOverOneTier) {
+  WriteBursts steps;
+  for (int step = 0; step < 2; ++step) {
+    steps.start(kRec, 0.02, 0.001);
+    for (int part = 1; part < 4; ++part) steps.start(kRec, 0, 0.001);
+  }
+  const auto fifo = Schedule::Kind::fifo;
+  EXPECT_TRUE(leads_first(fifo, 16 * kRec, steps, kRec, 1, false));
+  EXPECT_FALSE(leads_first(fifo, 15 * kRec, steps, kRec, 1, false)) << "DRAM for less than four steps";
+  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, kRec, 2, false)) << "two file tiers";
+  EXPECT_FALSE(leads_first(Schedule::Kind::lifo, 16 * kRec, steps, kRec, 1, false)) << "LIFO";
+  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, kRec, 1, true)) << "persistent";
+  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, 0, 1, false)) << "reads began";
+  WriteBursts whole;
+  for (int step = 0; step < 2; ++step) whole.start(kRec, 0.02, 0.001);
+  EXPECT_FALSE(leads_first(fifo, 16 * kRec, whole, kRec, 1, false)) << "a record a step";
+  WriteBursts no_compute;
+  for (int w = 0; w < 8; ++w) no_compute.start(kRec, w == 0 ? 1.0 : 0, 0.001);
+  EXPECT_FALSE(leads_first(fifo, 64 * kRec, no_compute, kRec, 1, false)) << "one burst, no step seen";
+}
+
 // The compute between bursts is the shorter of the last two gaps that began one; none is known before a second burst.
 TEST(Pass, BurstGapIsTheShorterOfTheLastTwo) {
   WriteBursts b;

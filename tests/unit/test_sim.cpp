@@ -563,6 +563,16 @@ TEST(Sim, ComputeThatCoversADrainKeepsRoomForAStep) {
   EXPECT_LT(r.write_blocked_s, 0.02 * r.wall_s);
 }
 
+// FIFO over one unlimited tier, each step's 16 MiB in eight parts, DRAM for eight steps, compute equal to
+// the least I/O time: DRAM keeps each step's first part (policies::leads_first), so the tier drains the
+// rest of every step from the first write, where by rank DRAM kept the first steps whole and the tier idled
+// until it was full (1.099x the bound).
+TEST(Sim, FifoOverOneTierKeepsEachStepsFirstPart) {
+  const Result r = sweep_point("fifo/t1/n32/s8/fs0.00/bw2/f1.0", 8);
+  EXPECT_LT(r.wall_s / r.bound_s, 1.05);
+  EXPECT_LT(r.write_blocked_s, 0.01 * r.wall_s);
+}
+
 // FIFO over two unlimited tiers, the second 20 times slower, each step in four parts, DRAM for two steps,
 // compute equal to the least I/O time: the slow tier never joins, so the tiers do not spread and DRAM keeps
 // room for a step (policies::write_room); counted as spreading, room for one part made each step's last

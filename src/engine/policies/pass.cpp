@@ -50,6 +50,12 @@ bool idle_tiers_start(std::uint64_t budget, std::uint64_t burst_bytes) {
   return double_buffers(budget, burst_bytes);
 }
 
+bool leads_first(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts, std::uint64_t last_write_bytes,
+                 std::size_t file_tiers, bool persistent) {
+  return kind == Schedule::Kind::fifo && !persistent && file_tiers == 1 && last_write_bytes &&
+         bursts.bytes() > last_write_bytes && bursts.gap_s() > 0 && double_buffers(budget, bursts.bytes());
+}
+
 bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent) {
   return kind == Schedule::Kind::fifo && !persistent && last_write_bytes && double_buffers(budget, last_write_bytes);
 }
@@ -141,12 +147,14 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     if (pinned) dram_bytes -= std::min(dram_bytes, footprint);
     items.push_back(
         {r->plan_bytes(), pinned ? 0 : footprint, r->avoid, have, r->for_readers, backing, spent, arriving, held});
+    items.back().lead = limits.leads_first && r->step_lead;
   }
   items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
   static const std::vector<double> kNoRates;  // persistent: no spreading
   const Placement p = place(items, dram_bytes, limits.file_bytes, limits.moves_up,
                             limits.persistent ? kNoRates : limits.file_rates, limits.lookahead_bytes,
-                            limits.bottleneck_first, limits.to_come_bytes, limits.idle_tiers_start);
+                            limits.bottleneck_first, limits.to_come_bytes, limits.idle_tiers_start,
+                            limits.leads_first);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];

@@ -44,6 +44,9 @@ struct Limits {
   /// record read before any still to come when the reads before it hide its
   /// fetch (place(), idle_tiers_start()).
   bool idle_tiers_start = false;
+  /// While writes come: DRAM holds only the first record of each step
+  /// (Record::step_lead; place(), leads_first()).
+  bool leads_first = false;
 };
 
 /// Whether an idle file tier may take a record that no record still to come
@@ -179,10 +182,11 @@ class WriteBursts {
  public:
   /// A write of `bytes` starts `gap_s` after the one before returned, which
   /// took `copy_s` to copy in (the first write: any gap, 0 s of copy).
-  void start(std::uint64_t bytes, double gap_s, double copy_s) {
+  /// Whether it begins a burst (a step's first record).
+  bool start(std::uint64_t bytes, double gap_s, double copy_s) {
     if (gap_s < copy_s) {
       current_ += bytes;
-      return;
+      return false;
     }
     if (current_) {  // a burst before this one: gap_s is the compute between them
       previous_gap_ = gap_;
@@ -190,6 +194,7 @@ class WriteBursts {
     }
     previous_ = current_;
     current_ = bytes;
+    return true;
   }
   /// The longer of the burst under way and the one before it: what the next step is taken to write.
   std::uint64_t bytes() const { return current_ > previous_ ? current_ : previous_; }
@@ -205,6 +210,21 @@ class WriteBursts {
   std::uint64_t current_ = 0, previous_ = 0;
   double gap_ = -1, previous_gap_ = -1;  // -1: not known yet
 };
+
+/// Whether DRAM keeps only the first record of each step while writes come
+/// (Limits::leads_first): FIFO in scratch mode over one file tier, each
+/// step written as several records (`bursts`: WriteBursts; bursts of more
+/// than `last_write_bytes`, with compute between them) and DRAM for
+/// kDoubleBufferSlots of them. By rank DRAM keeps the first steps whole, and
+/// the tier, which capacity makes the bottleneck, idles until DRAM is full;
+/// keeping a step's first record instead, it drains the rest of every step
+/// from the first write, and each read then fetches only the rest. So a
+/// fraction of every step stays in DRAM, as the least time a linear program
+/// over the run finds (benchmarks/lp_bound.py) does. Over several tiers
+/// FIFO's other rules start the slower ones (idle_tiers_start(),
+/// bottleneck_first()), and this one lost there by up to 0.18.
+bool leads_first(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts, std::uint64_t last_write_bytes,
+                 std::size_t file_tiers, bool persistent);
 
 /// The write room DRAM keeps while writes come (write_headroom()'s input):
 /// a burst's bytes (WriteBursts) where DRAM holds kDoubleBufferSlots of them,

@@ -60,7 +60,7 @@ bool joins_spread(const std::vector<double>& tier_rate, std::size_t t, std::uint
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up, const std::vector<double>& tier_rate,
                 std::uint64_t lookahead_bytes, bool bottleneck_first, std::optional<std::uint64_t> to_come_bytes,
-                bool idle_tiers_start) {
+                bool idle_tiers_start, bool leads_first) {
   constexpr auto kUnlimited = std::numeric_limits<std::uint64_t>::max();
   Placement p;
   p.in_memory.assign(ranked.size(), false);
@@ -259,9 +259,12 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       if (double(ahead) <= tier_rate[1] / tier_rate[std::size_t(t)]) admit(i);
     }
   }
-  // DRAM: an inclusive cache of the soonest records.
+  // DRAM: an inclusive cache of the soonest records; while writes come
+  // under `leads_first`, of the soonest steps' first records only (pass.hpp,
+  // leads_first()).
+  const bool leads = leads_first && !moves_up;
   for (std::size_t i = 0; i < ranked.size(); ++i)
-    if (!p.in_memory[i]) admit(i);
+    if (!p.in_memory[i] && (!leads || ranked[i].lead)) admit(i);
   // Reader retention: records no reader has read yet hold or take the
   // fastest file room first (readers cannot read DRAM; the fast tier is where
   // they read quickest), whatever their next use by the writer.

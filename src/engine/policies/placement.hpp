@@ -35,6 +35,8 @@ struct PlacementItem {
   /// A record not written yet, ranked where the schedule will read it
   /// (place_records(): a counted LIFO's, an explicit order's).
   bool coming = false;
+  /// The first record of a step (Record::step_lead), with `leads_first`.
+  bool lead = false;
 };
 
 struct Placement {
@@ -123,11 +125,16 @@ struct Placement {
 /// back in the order they were written, behind the reads of those DRAM and
 /// the faster tiers hold (Cao et al.'s first opportunity, for the
 /// bottleneck).
+///
+/// With `leads_first` (FIFO over one file tier, each step several records:
+/// pass.hpp's leads_first()) while writes come down, DRAM holds the records
+/// marked `lead` (rank order) and no other: the tier drains the rest of
+/// every step from the first write instead of idling until DRAM is full.
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
                 bool bottleneck_first = false, std::optional<std::uint64_t> to_come_bytes = std::nullopt,
-                bool idle_tiers_start = false);
+                bool idle_tiers_start = false, bool leads_first = false);
 
 /// Placement spreads over the file tiers of `tier_rate` (index 0 unused):
 /// there are two or more and every rate is known.
