@@ -183,12 +183,13 @@ std::uint64_t write_room(const WriteBursts& bursts, std::uint64_t last_write_byt
                          const Limits& limits) {
   const std::uint64_t burst = bursts.bytes();
   // The tiers that drain the step are those that join spreading over the DRAM its room leaves.
-  const std::uint64_t lookahead = budget - std::min(budget, burst);
-  const double rate = drain_rate(limits.file_rates, last_write_bytes, lookahead);
+  const double rate = drain_rate(limits.file_rates, last_write_bytes, budget - std::min(budget, burst));
+  // They spread if a slower tier joins over the most DRAM it could have ahead: all but one write's room.
+  const std::uint64_t widest = budget - std::min(budget, last_write_bytes);
   bool spreading = false;
   if (spreads(limits.file_rates))
     for (std::size_t t = 2; t < limits.file_rates.size() && !spreading; ++t)
-      spreading = joins_spread(limits.file_rates, t, last_write_bytes, budget - std::min(budget, last_write_bytes));
+      spreading = joins_spread(limits.file_rates, t, last_write_bytes, widest);
   return write_room(burst, last_write_bytes, budget, spreading, bursts.gap_s(), rate);
 }
 
