@@ -126,30 +126,14 @@ void Engine::refresh_placement() {
       cap = std::max<std::uint64_t>(1, std::min(ts.quota_limit, ts.backend->used() + ts.node_free_seen));
     }
   }
-  // Newest-first writes, and a counted LIFO's while records are still to come:
-  // those written leave DRAM as they come (policies::writes_leave_dram).
-  const bool counted_lifo = schedule_.kind == Schedule::Kind::lifo && schedule_.expected_records;
-  const std::uint64_t budget = mem_->capacity() - lent_bytes_;  // lent slots are no record's room
-  const bool streaming = policies::writes_leave_dram(newest_first(), counted_lifo ? coming.ranks.size() : 0, budget,
-                                                     last_write_bytes_, limits.file_bytes);
-  // LIFO without the count, over unlimited tiers that spread: the run is
-  // taken to outgrow DRAM, so the tiers start with the first record.
-  const bool uncounted_lifo = schedule_.kind == Schedule::Kind::lifo && !schedule_.expected_records;
-  const std::uint64_t dram_records = last_write_bytes_ ? budget / last_write_bytes_ : 0;
-  coming.ranks.insert(coming.ranks.begin(),
-                      policies::guessed_to_come(dram_records, uncounted_lifo, last_write_bytes_ != 0, cfg_.copy_ahead,
-                                                persistent(), limits.file_bytes, limits.file_rates),
-                      0);
-  const std::uint64_t streams =
-      policies::write_streams(budget, last_write_bytes_, limits.file_rates, limits.file_bytes, streaming, persistent());
-  const std::uint64_t room = policies::write_room(bursts_, last_write_bytes_, budget, limits);
-  limits.dram_bytes = policies::dram_limit(budget, pending_bytes_, policies::write_headroom(room, coming),
-                                           policies::held_bytes(ranked_), streams, !newest_first());
-  if (streaming) limits.lookahead_bytes = budget;
-  limits.bottleneck_first = policies::bottleneck_first(schedule_.kind, budget, last_write_bytes_, persistent());
-  limits.idle_tiers_start = policies::idle_tiers_start(budget, bursts_.bytes());
-  limits.leads_first =
-      policies::leads_first(schedule_.kind, budget, bursts_, last_write_bytes_, std::size_t(last()), persistent());
+  const policies::WriteState writes{.kind = schedule_.kind,
+                                    .counted = schedule_.expected_records != 0,
+                                    .budget = mem_->capacity() - lent_bytes_,  // lent slots are no record's room
+                                    .pending_bytes = pending_bytes_,
+                                    .last_write_bytes = last_write_bytes_,
+                                    .bursts = &bursts_,
+                                    .copy_ahead = cfg_.copy_ahead};
+  policies::limits_for_writes(writes, ranked_, limits, coming);
   if (limits.bottleneck_first && schedule_.expected_records) {  // fifo:N
     std::uint64_t to_come = 0;
     for (std::uint32_t s = 0; s < catalog_.store_count(); ++s) {

@@ -438,33 +438,20 @@ class Model {
         if (auto it = positions_.find(id); it != positions_.end()) coming.ranks.push_back(1 + it->second.front());
       std::sort(coming.ranks.begin(), coming.ranks.end());
     }
-    // As the engine: each write ranks first when LIFO has no record-count
-    // hint; over unlimited tiers that spread, such a run is taken to outgrow
-    // DRAM (pol::guessed_to_come()).
-    const bool newest_first = w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
-    // As the engine: newest-first writes, and a counted LIFO's while more are to come, leave DRAM as they come.
-    const bool streaming = pol::writes_leave_dram(newest_first, counted ? coming.ranks.size() : 0, m_.dram_bytes,
-                                                  last_write_, limits.file_bytes);
-    coming.ranks.insert(coming.ranks.begin(),
-                        pol::guessed_to_come(last_write_ ? m_.dram_bytes / last_write_ : 0, newest_first, last_write_ > 0,
-                                             m_.copy_ahead, m_.persistent, limits.file_bytes, limits.file_rates),
-                        0);
     // As the engine: none to come once every record counted, or every id
     // the order names, is written or being written.
     const std::uint64_t started = gen_ + (pending_ ? 1 : 0);
     if (last_write_ > 0 && counted) coming.writes_done = started >= w_.records;
     if (last_write_ > 0 && w_.schedule == Schedule::Kind::explicit_order)
       coming.writes_done = std::ranges::none_of(positions_, [&](const auto& p) { return p.first >= started; });
-    const std::uint64_t streams =
-        pol::write_streams(m_.dram_bytes, last_write_, limits.file_rates, limits.file_bytes, streaming, m_.persistent);
-    const std::uint64_t room = pol::write_room(bursts_, last_write_, m_.dram_bytes, limits);
-    limits.dram_bytes = pol::dram_limit(m_.dram_bytes, pending_, pol::write_headroom(room, coming),
-                                        pol::held_bytes(ranked_), streams, !newest_first);
-    if (streaming) limits.lookahead_bytes = m_.dram_bytes;
-    limits.bottleneck_first = pol::bottleneck_first(w_.schedule, m_.dram_bytes, last_write_, m_.persistent);
-    limits.idle_tiers_start = pol::idle_tiers_start(m_.dram_bytes, bursts_.bytes());
-    limits.leads_first =
-        pol::leads_first(w_.schedule, m_.dram_bytes, bursts_, last_write_, std::size_t(last()), m_.persistent);
+    const pol::WriteState writes{.kind = w_.schedule,
+                                 .counted = w_.hint_records,
+                                 .budget = m_.dram_bytes,
+                                 .pending_bytes = pending_,
+                                 .last_write_bytes = last_write_,
+                                 .bursts = &bursts_,
+                                 .copy_ahead = m_.copy_ahead};
+    pol::limits_for_writes(writes, ranked_, limits, coming);
     if (limits.bottleneck_first && w_.hint_records)  // fifo:N
       limits.to_come_bytes = pol::bytes_to_come(w_.records, records_.size(), last_write_);
     // As the engine: a record not encoded yet is planned at the frame it will make.

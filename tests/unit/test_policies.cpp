@@ -1132,6 +1132,51 @@ TEST(Pass, UncountedLifoOverUnlimitedTiersPlansAsIfTheRunOutgrewDram) {
       << "a rate unknown: no spreading";
 }
 
+// limits_for_writes(), the one derivation the engine and mlbs-sim share: uncounted LIFO over two unlimited
+// tiers that spread gets DRAM's records guessed to come and streams its writes (lookahead = the budget); FIFO
+// with DRAM for four writes starts the last tier; the room for the next write leaves DRAM, and once reads
+// began no room is kept and no rule for writes holds.
+TEST(Pass, LimitsForWritesDeriveTheScheduleRulesForEngineAndSimulator) {
+  std::deque<Record> recs(2);
+  std::vector<Record*> ranked;
+  for (Record& r : recs) {
+    r.size = kRec;
+    r.copies = bit(0);
+    ranked.push_back(&r);
+  }
+  WriteBursts bursts;
+  bursts.start(kRec, 1.0, 0);
+  bursts.start(kRec, 0.02, 0.001);
+  const auto limits_of = [&](Schedule::Kind kind, std::uint64_t last_write, Coming& coming) {
+    Limits limits{0, {0, 0, 0}};
+    limits.file_rates = {0, 1000.0 * kRec, 200.0 * kRec};
+    const WriteState w{.kind = kind, .budget = 8 * kRec, .last_write_bytes = last_write, .bursts = &bursts};
+    limits_for_writes(w, ranked, limits, coming);
+    return limits;
+  };
+
+  Coming lifo_coming{{}, kRec};
+  const Limits lifo = limits_of(Schedule::Kind::lifo, kRec, lifo_coming);
+  EXPECT_EQ(lifo_coming.ranks, std::vector<std::uint64_t>(8, 0)) << "as many guessed to come as DRAM holds";
+  EXPECT_EQ(lifo.lookahead_bytes, 8 * kRec) << "writes leave DRAM as they come";
+  EXPECT_LT(lifo.dram_bytes, 8 * kRec) << "room kept for the next write";
+  EXPECT_FALSE(lifo.bottleneck_first);
+
+  Coming fifo_coming{{}, kRec};
+  const Limits fifo = limits_of(Schedule::Kind::fifo, kRec, fifo_coming);
+  EXPECT_TRUE(fifo_coming.ranks.empty());
+  EXPECT_EQ(fifo.lookahead_bytes, 0u);
+  EXPECT_TRUE(fifo.bottleneck_first) << "DRAM for four writes";
+  EXPECT_TRUE(fifo.idle_tiers_start);
+  EXPECT_FALSE(fifo.leads_first) << "two file tiers";
+
+  Coming reading{{}, kRec};
+  const Limits after = limits_of(Schedule::Kind::fifo, 0, reading);
+  EXPECT_EQ(after.dram_bytes, 8 * kRec) << "no write room once reads began";
+  EXPECT_FALSE(after.bottleneck_first);
+  EXPECT_FALSE(after.leads_first);
+}
+
 // Records to come at their ranks (an explicit order names them): those read before a written record claim
 // room ahead of it, those read after it do not.
 TEST(Pass, RecordsToComeTakeTheirPlacesByRank) {

@@ -314,6 +314,30 @@ std::uint64_t guessed_to_come(std::uint64_t dram_records, bool uncounted_lifo, b
                               bool persistent, const std::vector<std::uint64_t>& file_bytes,
                               const std::vector<double>& file_rates);
 
+/// What a planning pass knows of the application's writes so far, from
+/// which limits_for_writes() derives the rest of its Limits. The engine
+/// fills it from its catalog, mlbs-sim from its model: one set of rules.
+struct WriteState {
+  Schedule::Kind kind = Schedule::Kind::unknown;
+  bool counted = false;              ///< told its record count (lifo:N, fifo:N)
+  std::uint64_t budget = 0;          ///< DRAM records may take (lent slots excluded)
+  std::uint64_t pending_bytes = 0;   ///< writes in progress
+  std::uint64_t last_write_bytes = 0;  ///< 0 once reads began
+  const WriteBursts* bursts = nullptr;  ///< never null
+  bool copy_ahead = true;            ///< Config::copy_ahead
+};
+
+/// The schedule-derived part of a pass's limits, from `w`, the `ranked`
+/// records and what `limits` says of the file tiers already (file_bytes,
+/// file_rates, persistent): dram_bytes (dram_limit() beside the write room
+/// and streams), lookahead_bytes when writes leave DRAM, bottleneck_first,
+/// idle_tiers_start and leads_first. LIFO without its count gets its
+/// guessed records at the front of `coming.ranks` (guessed_to_come()), whose
+/// writes_done must be set. Limits::to_come_bytes, per store, stays the
+/// caller's.
+void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ranked, Limits& limits,
+                       Coming& coming);
+
 /// Dirty bytes of each tier above the last (see dirty_on()); `tiers` entries.
 std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked, int tiers, bool persistent);
 
