@@ -298,9 +298,6 @@ class Engine {
   /// LIFO's hint, or an explicit order's ids not written yet, and whether
   /// that is none at all; none once reads began.
   policies::Coming coming_records();
-  /// Each write ranks before every record written already: LIFO without a
-  /// record-count hint, an unknown schedule (LRU).
-  bool newest_first() const;
   /// Whether in-transit readers came or went on a store since the last look
   /// (StoreState::watched is updated).
   bool readers_changed();

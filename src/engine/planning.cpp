@@ -131,7 +131,7 @@ void Engine::refresh_placement() {
                                     .budget = mem_->capacity() - lent_bytes_,  // lent slots are no record's room
                                     .pending_bytes = pending_bytes_,
                                     .last_write_bytes = last_write_bytes_,
-                                    .bursts = &bursts_,
+                                    .bursts = bursts_,
                                     .copy_ahead = cfg_.copy_ahead};
   policies::limits_for_writes(writes, ranked_, limits, coming);
   if (limits.bottleneck_first && schedule_.expected_records) {  // fifo:N
@@ -201,11 +201,6 @@ std::optional<std::chrono::milliseconds> Engine::reader_check_interval() const {
   return std::nullopt;
 }
 
-bool Engine::newest_first() const {
-  const Schedule::Kind k = schedule_.kind;
-  return (k == Schedule::Kind::lifo && !schedule_.expected_records) || k == Schedule::Kind::unknown;
-}
-
 policies::View Engine::view() {
   tier_views_.resize(tiers_.size());
   for (int t = 0; t <= last(); ++t)
@@ -213,7 +208,7 @@ policies::View Engine::view() {
                       tiers_[t].copies_in_flight, tiers_[t].fetches_in_flight, tiers_[t].arrivals_in_flight};
   // New writes push the furthest records down unless a hint of the record
   // count let placement put the records written where they will end.
-  const bool demotions = cfg_.copy_ahead && newest_first();
+  const bool demotions = cfg_.copy_ahead && policies::newest_first(schedule_.kind, schedule_.expected_records != 0);
   const bool prefetching = schedule_.kind != Schedule::Kind::unknown;
   return {ranked_, tier_views_, persistent(), prefetching, flush_horizon_, last_write_bytes_ > 0,
           demotions, slot_waiters_ > 0};

@@ -449,7 +449,7 @@ class Model {
                                  .budget = m_.dram_bytes,
                                  .pending_bytes = pending_,
                                  .last_write_bytes = last_write_,
-                                 .bursts = &bursts_,
+                                 .bursts = bursts_,
                                  .copy_ahead = m_.copy_ahead};
     pol::limits_for_writes(writes, ranked_, limits, coming);
     if (limits.bottleneck_first && w_.hint_records)  // fifo:N
@@ -490,7 +490,7 @@ class Model {
     }
     // As Engine::view(): new writes push the furthest records down (LIFO
     // without the record-count hint), so slower tiers may copy them ahead.
-    const bool copy_ahead = m_.copy_ahead && w_.schedule == Schedule::Kind::lifo && !w_.hint_records;
+    const bool copy_ahead = m_.copy_ahead && pol::newest_first(w_.schedule, w_.hint_records);
     const bool write_waits = waiting_ == Waiting::write;  // planning runs after the write tried for its slot
     return {ranked_, views_, m_.persistent, true, flush_horizon_, last_write_ > 0, copy_ahead, write_waits};
   }

@@ -1150,7 +1150,7 @@ TEST(Pass, LimitsForWritesDeriveTheScheduleRulesForEngineAndSimulator) {
   const auto limits_of = [&](Schedule::Kind kind, std::uint64_t last_write, Coming& coming) {
     Limits limits{0, {0, 0, 0}};
     limits.file_rates = {0, 1000.0 * kRec, 200.0 * kRec};
-    const WriteState w{.kind = kind, .budget = 8 * kRec, .last_write_bytes = last_write, .bursts = &bursts};
+    const WriteState w{.kind = kind, .budget = 8 * kRec, .last_write_bytes = last_write, .bursts = bursts};
     limits_for_writes(w, ranked, limits, coming);
     return limits;
   };

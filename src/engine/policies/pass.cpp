@@ -218,9 +218,8 @@ std::uint64_t guessed_to_come(std::uint64_t dram_records, bool uncounted_lifo, b
 void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ranked, Limits& limits,
                        Coming& coming) {
   const bool lifo = w.kind == Schedule::Kind::lifo;
-  // Each write ranks first: LIFO without its count, an unknown schedule.
-  const bool newest_first = (lifo && !w.counted) || w.kind == Schedule::Kind::unknown;
-  const bool streaming = writes_leave_dram(newest_first, lifo && w.counted ? coming.ranks.size() : 0, w.budget,
+  const bool newest = newest_first(w.kind, w.counted);
+  const bool streaming = writes_leave_dram(newest, lifo && w.counted ? coming.ranks.size() : 0, w.budget,
                                            w.last_write_bytes, limits.file_bytes);
   const std::uint64_t dram_records = w.last_write_bytes ? w.budget / w.last_write_bytes : 0;
   coming.ranks.insert(coming.ranks.begin(),
@@ -229,13 +228,13 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
                       0);
   const std::uint64_t streams = write_streams(w.budget, w.last_write_bytes, limits.file_rates, limits.file_bytes,
                                               streaming, limits.persistent);
-  const std::uint64_t room = write_room(*w.bursts, w.last_write_bytes, w.budget, limits);
+  const std::uint64_t room = write_room(w.bursts, w.last_write_bytes, w.budget, limits);
   limits.dram_bytes = dram_limit(w.budget, w.pending_bytes, write_headroom(room, coming), held_bytes(ranked), streams,
-                                 !newest_first);
+                                 !newest);
   if (streaming) limits.lookahead_bytes = w.budget;
   limits.bottleneck_first = bottleneck_first(w.kind, w.budget, w.last_write_bytes, limits.persistent);
-  limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts->bytes());
-  limits.leads_first = leads_first(w.kind, w.budget, *w.bursts, w.last_write_bytes,
+  limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts.bytes());
+  limits.leads_first = leads_first(w.kind, w.budget, w.bursts, w.last_write_bytes,
                                    limits.file_bytes.empty() ? 0 : limits.file_bytes.size() - 1, limits.persistent);
 }
 

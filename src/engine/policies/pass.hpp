@@ -314,6 +314,12 @@ std::uint64_t guessed_to_come(std::uint64_t dram_records, bool uncounted_lifo, b
                               bool persistent, const std::vector<std::uint64_t>& file_bytes,
                               const std::vector<double>& file_rates);
 
+/// Whether each write ranks before every record written already: LIFO
+/// without its record count (`counted`), or an unknown schedule (LRU).
+constexpr bool newest_first(Schedule::Kind kind, bool counted) noexcept {
+  return (kind == Schedule::Kind::lifo && !counted) || kind == Schedule::Kind::unknown;
+}
+
 /// What a planning pass knows of the application's writes so far, from
 /// which limits_for_writes() derives the rest of its Limits. The engine
 /// fills it from its catalog, mlbs-sim from its model: one set of rules.
@@ -323,7 +329,7 @@ struct WriteState {
   std::uint64_t budget = 0;          ///< DRAM records may take (lent slots excluded)
   std::uint64_t pending_bytes = 0;   ///< writes in progress
   std::uint64_t last_write_bytes = 0;  ///< 0 once reads began
-  const WriteBursts* bursts = nullptr;  ///< never null
+  const WriteBursts& bursts;
   bool copy_ahead = true;            ///< Config::copy_ahead
 };
 
