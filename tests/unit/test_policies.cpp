@@ -551,6 +551,36 @@ TEST(Policies, CopyAheadFromDramGoesToTheIdleLastTierWhenTheOneBelowIsBusy) {
   })) << "from the target tier";
 }
 
+// DRAM full over three file tiers: the record to leave DRAM next still goes to the idle last tier (else it
+// idled until the middle tier filled), and only there; no more recent DRAM-only record goes.
+TEST(Policies, CopyAheadWithDramFullSendsTheNextToLeaveToTheIdleLastTier) {
+  const auto decide = decider(copy_ahead, [] {
+    Scene s(4);
+    s.writing = s.copy_ahead = true;
+    s.tiers[0].write_behind = true;
+    s.tiers[0].capacity_bytes = 4 * kRec;
+    s.tiers[0].free_bytes = 0;  // the next write waits for a record to leave
+    s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;
+    s.tiers[2].capacity_bytes = s.tiers[2].free_bytes = 4 * kRec;
+    s.tiers[3].free_bytes = 4 * kRec;
+    s.add(bit(0), 1);
+    s.add(bit(0), 1);
+    return s;
+  });
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::copy_ahead);
+  EXPECT_EQ(d->record, 1u) << "the furthest: the next to leave DRAM";
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 3) << "the last tier, though the one below the target idles";
+  const auto next_one = decide([](Scene& s) { s.records[1].copies |= bit(1); });
+  ASSERT_TRUE(next_one);
+  EXPECT_EQ(next_one->record, 0u) << "the furthest has a file copy: the next leaves DRAM first now";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[1].busy = true; })) << "a more recent record does not go";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[3].copies_in_flight = 1; })) << "the last tier busy";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].capacity_bytes = 3 * kRec; })) << "DRAM for fewer than four";
+}
+
 // One file tier: while writes come down, the idle tier takes a copy of DRAM's furthest record (the next a
 // write sends there), even with DRAM full; only that one, from DRAM, and not when there is a slower tier,
 // the tier is busy, DRAM does not write behind or the record cannot go there.

@@ -421,9 +421,13 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
   if (!newest) return std::nullopt;
   const int last = v.last();
   const bool dram_holds_four = double_buffers(v.tiers[0].capacity_bytes, newest->plan_bytes());
+  const bool write_room = v.tiers[0].free_bytes >= newest->plan_bytes();
+  bool dram_only_before = false;  // a DRAM-only record ranked after this one: it leaves DRAM first
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     const int t = r.dir_target;
+    const bool leaves_next = r.copies == bit(0) && !r.retired && !dram_only_before;
+    dram_only_before |= r.copies == bit(0) && !r.retired;
     if (!idle(r) || r.error || r.ahead_failed || t <= 0 || t >= last) continue;
     // From DRAM while that is the record's only copy, not to be encoded (a
     // record's file copies are one frame, made on its way to its target),
@@ -433,10 +437,10 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     // demo's run); drain_dram() still gives the record its copy on tier t.
     // Else from tier t, DRAM holding the record too or not: placement plans
     // without the slot of a record copied ahead (place_records()), so other
-    // records make the next write's room.
-    const bool from_dram = r.copies == bit(0) && !r.expect && v.tiers[0].write_behind &&
-                           v.tiers[0].free_bytes >= newest->plan_bytes();
-    if (!from_dram && !(r.copies & bit(t))) continue;
+    // records make the next write's room. Without that room only the record
+    // to leave DRAM next copies, and only to the last tier (below).
+    const bool from_dram = r.copies == bit(0) && !r.expect && v.tiers[0].write_behind;
+    if (from_dram ? !(write_room || leaves_next) : !(r.copies & bit(t))) continue;
     if (r.copies & ~(bit(t + 1) - 1)) continue;  // backed already
     if (r.plan_bytes() >= 2 * newest->plan_bytes()) continue;  // no write would take its room
     // Only below a bounded tier (an unlimited one never gives a record up),
@@ -450,7 +454,7 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
       const TierView& tv = v.tiers[below];
       return !(tv.copies_in_flight || tv.full_latched || tv.free_bytes < r.plan_bytes() || (r.avoid & bit(below)));
     };
-    if (takes(t + 1)) return copy(Purpose::copy_ahead, i, from_dram ? 0 : t, t + 1, {});
+    if ((write_room || !from_dram) && takes(t + 1)) return copy(Purpose::copy_ahead, i, from_dram ? 0 : t, t + 1, {});
     // The tier below busy, the last one idle takes the copy from DRAM
     // instead, where DRAM holds kDoubleBufferSlots writes: copied ahead one
     // tier at a time, the last of three started only once the middle one
@@ -459,7 +463,12 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     // worse; the real `mlbs_sim_check --machine three` 0.76 -> 0.72 s). With
     // DRAM for fewer, such a long copy holds a slot the next write wants;
     // from tier t too, the last tier took more records than the run forced
-    // there (that machine's model 1.20x -> 1.36x the bound).
+    // there (that machine's model 1.20x -> 1.36x the bound). With DRAM full
+    // the record to leave it next still goes: else, once DRAM filled, the
+    // last tier idled until the middle one filled and passed records on
+    // (`lifo/t3/n96/s8/fs0.25/bw20/f1.0`: idle 81 s of a 505 s bound,
+    // 1.267x -> 1.074x). Any DRAM-only record there too: the last tier took
+    // five records where the run forced four (that model 1.21x -> 1.35x).
     if (from_dram && dram_holds_four && t + 1 < last && takes(last)) return copy(Purpose::copy_ahead, i, 0, last, {});
   }
   return std::nullopt;
