@@ -517,20 +517,27 @@ TEST(Policies, CopyAheadStartsTheSlowerTierFromDramWithTheFirstRecord) {
   EXPECT_FALSE(decide([](Scene& s) { s.writing = false; })) << "reads have begun";
 }
 
+/// Writes coming down in a scene of three file tiers, two bounded at four records each above an unlimited
+/// one, and DRAM for four records that writes behind: where copy ahead may go to the last tier from DRAM.
+Scene three_file_tiers_writing() {
+  Scene s(4);
+  s.writing = s.copy_ahead = true;
+  s.tiers[0].write_behind = true;
+  s.tiers[0].capacity_bytes = 4 * kRec;
+  s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;
+  s.tiers[2].capacity_bytes = s.tiers[2].free_bytes = 4 * kRec;
+  s.tiers[3].free_bytes = 4 * kRec;
+  return s;
+}
+
 // Three file tiers, two bounded: with the tier below the target busy, the idle last tier takes the copy
 // ahead from DRAM where DRAM holds four writes; not with room for fewer, not from the target tier, not
 // while the last tier is busy too.
 TEST(Policies, CopyAheadFromDramGoesToTheIdleLastTierWhenTheOneBelowIsBusy) {
   const auto decide = decider(copy_ahead, [] {
-    Scene s(4);
-    s.writing = s.copy_ahead = true;
-    s.tiers[0].write_behind = true;
-    s.tiers[0].capacity_bytes = 4 * kRec;
-    s.tiers[0].free_bytes = kRec;  // the next write's slot
-    s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;
-    s.tiers[2].capacity_bytes = s.tiers[2].free_bytes = 4 * kRec;
+    Scene s = three_file_tiers_writing();
+    s.tiers[0].free_bytes = kRec;     // the next write's slot
     s.tiers[2].copies_in_flight = 1;  // busy with the copy ahead before
-    s.tiers[3].free_bytes = 4 * kRec;
     s.add(bit(0), 1);
     return s;
   });
@@ -555,14 +562,8 @@ TEST(Policies, CopyAheadFromDramGoesToTheIdleLastTierWhenTheOneBelowIsBusy) {
 // idled until the middle tier filled), and only there; no more recent DRAM-only record goes.
 TEST(Policies, CopyAheadWithDramFullSendsTheNextToLeaveToTheIdleLastTier) {
   const auto decide = decider(copy_ahead, [] {
-    Scene s(4);
-    s.writing = s.copy_ahead = true;
-    s.tiers[0].write_behind = true;
-    s.tiers[0].capacity_bytes = 4 * kRec;
+    Scene s = three_file_tiers_writing();
     s.tiers[0].free_bytes = 0;  // the next write waits for a record to leave
-    s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;
-    s.tiers[2].capacity_bytes = s.tiers[2].free_bytes = 4 * kRec;
-    s.tiers[3].free_bytes = 4 * kRec;
     s.add(bit(0), 1);
     s.add(bit(0), 1);
     return s;

@@ -52,6 +52,14 @@ std::size_t spans_named(const Result& r, const char* what) {
   return std::size_t(std::count_if(r.timeline.begin(), r.timeline.end(), [&](const Span& s) { return s.what == what; }));
 }
 
+/// When the first helper copy into tier `dst` began (from tier `src`, or from any with -1); 1e9 if none did.
+double first_copy_into(const Result& r, int dst, int src = -1) {
+  double first = 1e9;
+  for (const Span& s : r.timeline)
+    if (s.dst == dst && (src < 0 || s.src == src)) first = std::min(first, s.start_s);
+  return first;
+}
+
 /// One point of the sweep (sim/sweep.hpp) by its key, its records in `parts`, simulated (with its timeline).
 Result sweep_point(const char* key, std::uint32_t parts = 1, bool hint = false) {
   auto points =
@@ -179,10 +187,7 @@ TEST(Sim, OneFileTierTakesDramsRecordsAheadFromTheFirstWrite) {
   const Result with = simulate(m, w);
   m.copy_ahead = false;
   const Result without = simulate(m, w);
-  double first = 1e9;
-  for (const Span& s : with.timeline)
-    if (s.dst == 1) first = std::min(first, s.start_s);
-  EXPECT_LT(first, 0.03) << "the tier's first copy";
+  EXPECT_LT(first_copy_into(with, 1), 0.03) << "the tier's first copy";
   EXPECT_LT(with.wall_s, 1.05 * with.bound_s);
   EXPECT_GT(without.wall_s, 1.05 * with.wall_s);
 }
@@ -389,10 +394,7 @@ TEST(Sim, AnIdleTierTakesTheNextDrainFromTheFirstWriteOn) {
 // bound, now 1.01x).
 TEST(Sim, TheLastTierCopiesAheadFromDramWhileTheOneAboveIsBusy) {
   const Result r = sweep_point("lifo/t3/n32/s8/fs0.25/bw5/f0.5");
-  double first = 1e9;
-  for (const Span& s : r.timeline)
-    if (s.dst == 3) first = std::min(first, s.start_s);
-  EXPECT_LT(first, 0.2);
+  EXPECT_LT(first_copy_into(r, 3), 0.2);
   EXPECT_LT(r.wall_s, 1.03 * r.bound_s);
 }
 
@@ -401,10 +403,7 @@ TEST(Sim, TheLastTierCopiesAheadFromDramWhileTheOneAboveIsBusy) {
 // until the middle tier filled and passed records down (81 s; 1.27x the bound, now 1.07x).
 TEST(Sim, TheLastTierCopiesAheadFromAFullDram) {
   const Result r = sweep_point("lifo/t3/n96/s8/fs0.25/bw20/f1.0");
-  double first = 1e9;
-  for (const Span& s : r.timeline)
-    if (s.dst == 3) first = std::min(first, s.start_s);
-  EXPECT_LT(first, 30.0);
+  EXPECT_LT(first_copy_into(r, 3), 30.0);
   EXPECT_LT(r.wall_s, 1.1 * r.bound_s);
 }
 
@@ -429,10 +428,7 @@ TEST(Sim, FifoStartsAnIdleSlowerTierWithTheFirstRecordItsReadsHide) {
 // drain at 0.60 s, writes blocked 0.61 s, 1.28x the bound; now 0.32 s, 0.34 s, 1.16x).
 TEST(Sim, FifoStartsTheSlowTierWithTheFirstRecordsBelowABoundedOne) {
   const Result r = sweep_point("fifo/t2/n32/s8/fs0.25/bw5/f1.0");
-  double first_slow = 1e9;
-  for (const Span& s : r.timeline)
-    if (s.src == 0 && s.dst == 2) first_slow = std::min(first_slow, s.start_s);
-  EXPECT_LT(first_slow, 0.4);
+  EXPECT_LT(first_copy_into(r, 2, 0), 0.4);
   EXPECT_LT(r.write_blocked_s, 0.45);
   EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
 }
@@ -444,12 +440,7 @@ TEST(Sim, FifoWithItsCountStartsTheSlowTierSooner) {
   auto points = sweep_points({Schedule::Kind::fifo}, false, "fifo/t3/n32/s8/fs0.25/bw5/f1.0");
   ASSERT_EQ(points.size(), 1u);
   points[0].machine.timeline = true;
-  auto first_slow = [](const Result& r) {
-    double first = 1e9;
-    for (const Span& s : r.timeline)
-      if (s.src == 0 && s.dst == 3) first = std::min(first, s.start_s);
-    return first;
-  };
+  auto first_slow = [](const Result& r) { return first_copy_into(r, 3, 0); };
   const Result guessed = simulate(points[0].machine, points[0].workload);
   points[0].workload.hint_records = true;
   const Result counted = simulate(points[0].machine, points[0].workload);
