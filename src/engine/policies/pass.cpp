@@ -147,7 +147,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     if (pinned) dram_bytes -= std::min(dram_bytes, footprint);
     items.push_back(
         {r->plan_bytes(), pinned ? 0 : footprint, r->avoid, have, r->for_readers, backing, spent, arriving, held});
-    items.back().lead = limits.leads_first && r->step_lead;
+    items.back().lead = r->step_lead;
   }
   items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
   static const std::vector<double> kNoRates;  // persistent: no spreading

@@ -35,7 +35,8 @@ struct PlacementItem {
   /// A record not written yet, ranked where the schedule will read it
   /// (place_records(): a counted LIFO's, an explicit order's).
   bool coming = false;
-  /// The first record of a step (Record::step_lead), with `leads_first`.
+  /// The first record of a step (Record::step_lead): what place() admits to
+  /// DRAM first under `leads_first`.
   bool lead = false;
 };
 
