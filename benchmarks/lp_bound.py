@@ -40,7 +40,8 @@ physical bound (`--check` fails otherwise). It is tighter where the calls
 leave the tiers no time: where DRAM holds few records, at the start before
 the first writes, through the turn and at the end.
 
-Input: the JSON lines of `mlbs_sim_sweep --points FILE`. Output: per point,
+Input: the JSON lines of `mlbs_sim_sweep --points FILE` (every sweep point)
+or `mlbs-sim ... --points FILE` (one run on a machine of your own). Output: per point,
 KEY, the simulated wall over the physical bound and over the tighter of the
 two bounds, and the two bounds; then a summary. Needs scipy (its HiGHS
 interior-point solver), which scripts/setup.sh installs. A point of 32
@@ -281,7 +282,7 @@ def self_test():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("points", nargs="?", help="JSON lines from mlbs_sim_sweep --points")
+    ap.add_argument("points", nargs="?", help="JSON lines from mlbs_sim_sweep --points or mlbs-sim --points")
     ap.add_argument("--only", default="*", help="keys to solve (a glob)")
     ap.add_argument("--max-records", type=int, default=96, help="skip points with more records (after parts)")
     ap.add_argument("--time-limit", type=float, default=600.0, help="seconds per program")

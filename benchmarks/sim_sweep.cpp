@@ -16,9 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "mlbs/store_options.hpp"
+#include "sim/point_json.hpp"
 #include "sim/sweep.hpp"
 
 namespace {
@@ -35,32 +34,6 @@ void print_detail(const mlbs::sim::Result& r) {
   for (const mlbs::sim::Span& s : r.timeline)
     std::printf("%8.4f %8.4f %2d -> %2d  id %3llu  %s\n", s.start_s, s.end_s, s.src, s.dst,
                 static_cast<unsigned long long>(s.id), s.what.c_str());
-}
-
-/// One point as a JSON line: what lp_bound.py needs to pose the same run.
-nlohmann::json point_json(const mlbs::sim::SweepPoint& p, const mlbs::sim::Result& r) {
-  const mlbs::sim::Machine& m = p.machine;
-  const mlbs::sim::Workload& w = p.workload;
-  nlohmann::json tiers = nlohmann::json::array();
-  for (const mlbs::sim::FileTier& t : m.tiers)
-    tiers.push_back({{"capacity_bytes", t.capacity_bytes},
-                     {"bandwidth_bytes_per_s", t.bandwidth_bytes_per_s},
-                     {"latency_s", t.latency_s}});
-  return {{"key", p.key},
-          {"dram_bytes", m.dram_bytes},
-          {"tiers", tiers},
-          {"helpers", m.helpers},
-          {"copy_bytes_per_s", m.copy_bytes_per_s},
-          {"record_bytes", w.record_bytes},
-          {"records", w.records},
-          {"parts", w.parts},
-          {"store_parts", w.store_parts},
-          {"order", mlbs::sim::read_order(w)},
-          {"compute_per_write_s", w.compute_per_write_s},
-          {"compute_per_read_s", w.compute_per_read_s},
-          {"compute_at_turn_s", w.compute_at_turn_s},
-          {"wall_s", r.wall_s},
-          {"bound_s", r.bound_s}};
 }
 
 }  // namespace
@@ -113,7 +86,7 @@ int main(int argc, char** argv) {
     ratios.push_back(r.wall_s / r.bound_s);
     std::printf("%s %.4f\n", p.key.c_str(), ratios.back());
     if (!only.empty()) print_detail(r);
-    if (points.is_open()) points << point_json(p, r).dump() << '\n';
+    if (points.is_open()) points << mlbs::sim::point_json(p.key, p.machine, p.workload, r).dump() << '\n';
   }
   if (ratios.empty()) {
     std::fprintf(stderr, "mlbs_sim_sweep: no point is named '%s'\n", only.c_str());

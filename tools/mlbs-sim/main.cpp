@@ -4,7 +4,8 @@
 // the application would block, and each tier's traffic; --recommend finds
 // the smallest DRAM budget that keeps blocking under 2% and, at the budget
 // given, what writing each snapshot in parts would give; --parts K models
-// that split (docs/simulator.md).
+// that split; --points writes the run for benchmarks/lp_bound.py, the least
+// wall any planner could reach on that machine (docs/simulator.md).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "mlbs/detail/block.hpp"
 #include "mlbs/errors.hpp"
 #include "mlbs/store_options.hpp"
+#include "sim/point_json.hpp"
 #include "sim/sim.hpp"
 
 namespace {
@@ -109,7 +111,7 @@ void print(const Result& r) {
 int main(int argc, char** argv) {
   CLI::App app{"mlbs-sim: predicts what mlbs's planner reaches on a given machine and workload"};
   std::string dram = "1GiB", record = "64MiB", copy_bw = "16GiB", write_s = "0", read_s, turn_s = "0",
-              schedule = "lifo", json,
+              schedule = "lifo", json, points,
               encode_bw = "0", decode_bw = "0";
   std::vector<std::string> tier_specs;
   std::vector<std::uint64_t> order;
@@ -152,6 +154,9 @@ int main(int argc, char** argv) {
   app.add_flag("--hint", w.hint_records, "lifo, fifo: tell the planner how many records will come (lifo:N, fifo:N)");
   app.add_flag("--recommend", recommend, "sweep the DRAM budget and recommend the smallest with blocking <= 2%");
   app.add_option("--json", json, "also write the results as JSON to this file");
+  app.add_option("--points", points,
+                 "also write the run as a JSON line for benchmarks/lp_bound.py, the least wall any planner could "
+                 "reach on this machine (docs/simulator.md, \"A tighter bound\")");
   app.add_flag("--timeline", m.timeline, "print every helper copy and every wait of the application");
   CLI11_PARSE(app, argc, argv);
 
@@ -171,6 +176,10 @@ int main(int argc, char** argv) {
     if (w.schedule == mlbs::Schedule::Kind::explicit_order && order.empty())
       throw CLI::ValidationError("--order", "--schedule explicit needs --order ID,ID,...");
     w.order = order;
+    // The linear program poses scratch runs of raw records, one run at a time.
+    if (!points.empty() && (m.persistent || m.codec_ratio > 1.0 || recommend))
+      throw CLI::ValidationError("--points", "benchmarks/lp_bound.py poses neither --persistent, --codec-ratio nor "
+                                             "--recommend's many runs");
     const Workload whole = w;  // per snapshot, for --recommend's parts
     w = store_parts ? mlbs::sim::store_parts(std::move(w), parts) : mlbs::sim::split_records(std::move(w), parts);
 
@@ -182,6 +191,11 @@ int main(int argc, char** argv) {
         fmt::print("{:9.4f} {:9.4f}  {:<28} id {:<5} {}\n", sp.start_s, sp.end_s, sp.what, sp.id,
                    sp.src < 0 ? std::string() : fmt::format("{} -> {}", sp.src, sp.dst));
       out = to_json(m, w, r);
+      if (!points.empty()) {
+        std::ofstream f(points);
+        if (!(f << mlbs::sim::point_json("mlbs-sim", m, w, r).dump() << '\n'))
+          throw CLI::ValidationError("--points", "cannot write " + points);
+      }
     } else {
       // From the data volume down by halves: the smallest budget that still
       // keeps blocking under 2% of wall.
