@@ -398,7 +398,7 @@ TEST(Sim, TheLastTierCopiesAheadFromDramWhileTheOneAboveIsBusy) {
   EXPECT_LT(r.wall_s, 1.03 * r.bound_s);
 }
 
-// As above, 96 records, the last tier 20x slower than the fastest, compute as long as the least I/O:
+// As above, 96 records, each tier 20x slower than the one above, compute as long as the least I/O:
 // once DRAM is full the last tier still takes the record to leave DRAM next, at 21 s, where it idled
 // until the middle tier filled and passed records down (81 s; 1.27x the bound, now 1.07x).
 TEST(Sim, TheLastTierCopiesAheadFromAFullDram) {
