@@ -426,8 +426,9 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     const int t = r.dir_target;
-    const bool leaves_next = r.copies == bit(0) && !r.retired && !dram_only_before;
-    dram_only_before |= r.copies == bit(0) && !r.retired;
+    const bool dram_only = r.copies == bit(0) && !r.retired;
+    const bool leaves_next = dram_only && !dram_only_before;
+    dram_only_before |= dram_only;
     if (!idle(r) || r.error || r.ahead_failed || t <= 0 || t >= last) continue;
     // From DRAM while that is the record's only copy, not to be encoded (a
     // record's file copies are one frame, made on its way to its target),
@@ -439,7 +440,7 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     // without the slot of a record copied ahead (place_records()), so other
     // records make the next write's room. Without that room only the record
     // to leave DRAM next copies, and only to the last tier (below).
-    const bool from_dram = r.copies == bit(0) && !r.expect && v.tiers[0].write_behind;
+    const bool from_dram = dram_only && !r.expect && v.tiers[0].write_behind;
     if (from_dram ? !(write_room || leaves_next) : !(r.copies & bit(t))) continue;
     if (r.copies & ~(bit(t + 1) - 1)) continue;  // backed already
     if (r.plan_bytes() >= 2 * newest->plan_bytes()) continue;  // no write would take its room
