@@ -582,6 +582,44 @@ TEST(Policies, CopyAheadWithDramFullSendsTheNextToLeaveToTheIdleLastTier) {
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].capacity_bytes = 3 * kRec; })) << "DRAM for fewer than four";
 }
 
+// Two file tiers, the fast one bounded, DRAM for four writes: while the slower tier copies the furthest
+// record ahead, the idle fast tier takes the next furthest straight from DRAM (else it idled until DRAM
+// was full); not with the slower tier idle (its copy ahead first), the fast tier busy or unlimited, DRAM
+// for fewer writes, or three file tiers.
+TEST(Policies, CopyAheadFillsTheIdleBoundedFastTierFromDramBesideTheSlowerOnesCopy) {
+  const auto decide = decider(copy_ahead, [] {
+    Scene s(3);
+    s.writing = s.copy_ahead = true;
+    s.tiers[0].write_behind = true;
+    s.tiers[0].capacity_bytes = 4 * kRec;
+    s.tiers[0].free_bytes = kRec;  // the next write's slot
+    s.tiers[1].capacity_bytes = s.tiers[1].free_bytes = 4 * kRec;
+    s.tiers[2].copies_in_flight = 1;  // copying the furthest ahead
+    s.add(bit(0), 1);
+    s.add(bit(0), 1).busy = true;
+    return s;
+  });
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::copy_ahead);
+  EXPECT_EQ(d->record, 0u) << "the furthest not on its way already";
+  EXPECT_EQ(d->src, 0);
+  EXPECT_EQ(d->dst, 1);
+  EXPECT_TRUE(d->drops.empty());
+  const auto slower_idle = decide([](Scene& s) { s.tiers[2].copies_in_flight = 0; });
+  ASSERT_TRUE(slower_idle);
+  EXPECT_EQ(slower_idle->dst, 2) << "the slower tier's copy ahead first";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].copies_in_flight = 1; })) << "the fast tier busy";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].capacity_bytes = 0; })) << "unlimited: spreading picks at the drain";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].capacity_bytes = 3 * kRec; })) << "DRAM for fewer than four";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[0].dir_target = 2; })) << "placed on the slower tier";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].write_behind = false; })) << "DRAM does not write behind";
+  EXPECT_FALSE(decide([](Scene& s) {
+    s.tiers[2].capacity_bytes = s.tiers[2].free_bytes = 4 * kRec;
+    s.tiers.emplace_back().copies_in_flight = 1;  // a busy last tier below: three file tiers
+  })) << "three file tiers: the oldest would pass down through the middle one";
+}
+
 // One file tier: while writes come down, the idle tier takes a copy of DRAM's furthest record (the next a
 // write sends there), even with DRAM full; only that one, from DRAM, and not when there is a slower tier,
 // the tier is busy, DRAM does not write behind or the record cannot go there.

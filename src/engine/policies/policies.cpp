@@ -383,25 +383,34 @@ std::optional<Decision> write_behind(const View& v, Notes& notes) {
 
 namespace {
 
-/// copy_ahead() with one file tier, where no slower tier takes DRAM's
-/// records ahead: the furthest DRAM-only record is the one a write sends
-/// down next, so the tier copies it while idle (first opportunity) rather
-/// than when the write waits for the slot: with DRAM for 8 records, a
+/// copy_ahead() into the fastest file tier: idle, it takes a copy of the
+/// furthest record only DRAM holds and places there, straight from DRAM
+/// (first opportunity), rather than when a write waits for the slot: the
+/// drain the slot needs is then done, at the speed it would have had.
+///
+/// With one file tier there is no slower tier to copy ahead to, and DRAM is
+/// the bounded tier: that record is the one a write sends down next, so it
+/// copies or none does (`furthest_only`). With DRAM for 8 records, a
 /// 32-record LIFO run left its one tier idle for the first 94 ms (1.12x the
-/// bound in mlbs-sim; 1.03x with this). Not with several file tiers: there
-/// spreading picks a record's tier as it leaves DRAM, and a copy made early
-/// on the fastest tied it there (up to 0.76 worse over the sweep).
-std::optional<Decision> copy_ahead_from_dram(const View& v) {
-  if (!v.tiers[0].write_behind || v.last() != 1) return std::nullopt;
+/// bound in mlbs-sim; 1.03x with this).
+///
+/// Over two file tiers, once copy_ahead()'s slower tier has nothing to take
+/// (busy: its copy ahead holds the furthest record), a bounded fast tier takes
+/// the furthest record that is not busy: else it idled until DRAM was full,
+/// and from then on each write waited for a drain slower than itself
+/// (`mlbs-sim --dram 32MiB --tier 32MiB:512MiB --tier 0:128MiB --record 8MiB
+/// --records 8 --compute-write 10ms`: 1.241x -> 1.022x). copy_ahead() says
+/// where not.
+std::optional<Decision> copy_into_fast_tier(const View& v, bool furthest_only) {
   const TierView& tv = v.tiers[1];
-  if (tv.copies_in_flight || tv.full_latched) return std::nullopt;
+  if (!v.tiers[0].write_behind || tv.copies_in_flight || tv.full_latched) return std::nullopt;
   for (std::size_t i = v.ranked.size(); i-- > 0;) {
     const Record& r = *v.ranked[i];
     if (r.copies != bit(0) || r.retired) continue;
-    if (r.busy || r.error || r.ahead_failed || r.dir_target != 1 || (r.avoid & bit(1)) ||
-        tv.free_bytes < r.plan_bytes())
-      return std::nullopt;
-    return copy(Purpose::copy_ahead, i, 0, 1, {});
+    if (!r.busy && !r.error && !r.ahead_failed && r.dir_target == 1 && !(r.avoid & bit(1)) &&
+        tv.free_bytes >= r.plan_bytes())
+      return copy(Purpose::copy_ahead, i, 0, 1, {});
+    if (furthest_only) return std::nullopt;
   }
   return std::nullopt;
 }
@@ -412,14 +421,14 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
   // Only while writes come down (they are what fills the tiers above), and
   // in scratch mode (persistent records get their last-tier copy anyway).
   if (!v.writing || v.persistent || !v.copy_ahead) return std::nullopt;
-  if (auto d = copy_ahead_from_dram(v)) return d;
+  const int last = v.last();
+  if (last == 1) return copy_into_fast_tier(v, true);
   // New writes give a backed record's room only to records more than half
   // its size (placement): the latest write's size is what to expect of them.
   const Record* newest = nullptr;
   for (const Record* r : v.ranked)
     if (!newest || r->gen > newest->gen) newest = r;
   if (!newest) return std::nullopt;
-  const int last = v.last();
   const bool dram_holds_four = double_buffers(v.tiers[0].capacity_bytes, newest->plan_bytes());
   const bool write_room = v.tiers[0].free_bytes >= newest->plan_bytes();
   bool dram_only_before = false;  // a DRAM-only record ranked after this one: it leaves DRAM first
@@ -472,6 +481,16 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     // five records where the run forced four (that model 1.21x -> 1.35x).
     if (from_dram && dram_holds_four && t + 1 < last && takes(last)) return copy(Purpose::copy_ahead, i, 0, last, {});
   }
+  // The fast tier starts too, over two file tiers with a bounded fast one
+  // and DRAM for kDoubleBufferSlots writes. Not over three: the oldest
+  // records, copied to the fast tier early, passed down through the middle
+  // one later (the three-tier machine's model 1.21x -> 1.55x). Not over
+  // unlimited tiers: spreading picks a record's tier as it leaves DRAM, and
+  // a copy made early on the fastest tied it there (tiers 2x apart: up to
+  // 0.76 worse over the sweep). Not with DRAM for fewer writes, where the
+  // copy holds one of its few slots (the sweep's points with DRAM for two
+  // records: 3 better without the rule there, 1 worse).
+  if (last == 2 && dram_holds_four && v.tiers[1].capacity_bytes) return copy_into_fast_tier(v, false);
   return std::nullopt;
 }
 
