@@ -23,7 +23,10 @@
 // down to every tier"). --machine three has three file tiers, two bounded
 // (48 MiB each at 512 and 256 MiB/s) above an unlimited one at 128 MiB/s,
 // DRAM for 8 records, 10 ms per call and three helpers: the sweep's
-// t3/fs0.25 classes on real tiers. --parts K writes each step's snapshot as K
+// t3/fs0.25 classes on real tiers. --machine small has DRAM and a 512 MiB/s
+// tier for four records each over an unlimited one at 128 MiB/s, 8 records,
+// 10 ms per call: capacity forces nothing onto the slow tier ("Into the fast
+// tier beside the slower one's copy"). --parts K writes each step's snapshot as K
 // records back to back (ids step x K + j; the compute stays per step), as
 // mlbs-sim --parts models it (docs/simulator.md, "Records in parts");
 // --store-parts K has the store do it (StoreOptions::parts, docs/parts.md):
@@ -63,6 +66,7 @@ struct MachineSpec {
   FileTierSpec tiers[3];  ///< fastest first; a tier of bw 0 ends the list
   double compute_s;       ///< per write and per read
   unsigned helpers = 2;   ///< unless --helpers says
+  std::uint32_t records = 24;  ///< steps written, then read back
 };
 constexpr MachineSpec kMachines[] = {
     {"default", 32 * kMiB, {{64 * kMiB, 512 * kMiB}, {0, 128 * kMiB}}, 0.02},
@@ -73,6 +77,7 @@ constexpr MachineSpec kMachines[] = {
     {"one-small", 16 * kMiB, {{0, 256 * kMiB}}, 0.03},
     {"pair", 16 * kMiB, {{0, 256 * kMiB}, {0, 128 * kMiB}}, 0.01},
     {"three", 64 * kMiB, {{48 * kMiB, 512 * kMiB}, {48 * kMiB, 256 * kMiB}, {0, 128 * kMiB}}, 0.01, 3},
+    {"small", 32 * kMiB, {{32 * kMiB, 512 * kMiB}, {0, 128 * kMiB}}, 0.01, 2, 8},
 };
 
 /// The file tiers `m` has, fastest first.
@@ -238,6 +243,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   s.m = *row;
+  s.records = row->records;
   if (!s.helpers) s.helpers = row->helpers;
   if (s.schedule != "lifo" && s.schedule != "lifo:N" && s.schedule != "revolve" && s.schedule != "fifo" &&
       s.schedule != "fifo:N") {

@@ -1432,6 +1432,34 @@ TEST(Pass, NoRoomIsKeptForAWriteTheScheduleSaysWillNotCome) {
   EXPECT_TRUE(recs[0].want_mem && recs[1].want_mem) << "both stay: DRAM is read first";
 }
 
+// lifo:N over a bounded tier: the records still to come will hold DRAM once written, less one write's room
+// (coming_dram()), so they claim no room on the bounded tier, and the records written go there rather than to
+// the slower tier; over unlimited tiers, or with none to come, dram_limit() alone counts.
+TEST(Pass, RecordsToComePlanWithDramLessOneWrite) {
+  const std::vector<std::uint64_t> bounded{0, 2 * kRec, 0};
+  EXPECT_EQ(coming_dram(4 * kRec, kRec, bounded), 3 * kRec);
+  EXPECT_EQ(coming_dram(4 * kRec, kRec, {0, 0, 0}), 0u) << "unlimited tiers";
+  EXPECT_EQ(coming_dram(4 * kRec, 0, bounded), 0u) << "none to come";
+  EXPECT_EQ(coming_dram(kRec, kRec, bounded), 0u) << "DRAM for one write";
+  std::deque<Record> recs(2);  // written, read after the three to come
+  std::vector<Record*> ranked = in_order(recs);
+  for (Record& r : recs) r.copies = bit(0);
+  Coming coming{{0, 0, 0}, kRec};
+  Limits limits;
+  limits.file_bytes = bounded;
+  limits.dram_bytes = 2 * kRec;  // room kept for two writes
+  place_records(ranked, limits, coming);
+  EXPECT_EQ(recs[1].dir_target, 2) << "within dram_limit() a record to come took the bounded tier's room";
+  limits.coming_dram_bytes = coming_dram(4 * kRec, kRec, bounded);
+  place_records(ranked, limits, coming);
+  for (const Record& r : recs) {
+    EXPECT_FALSE(r.want_mem) << r.id;
+    EXPECT_EQ(r.dir_target, 1) << r.id;
+  }
+  place_records(ranked, limits, Coming{{}, kRec});
+  EXPECT_TRUE(recs[0].want_mem && recs[1].want_mem) << "none to come: dram_limit()'s two slots";
+}
+
 // DRAM keeps room for the write in progress, and for a second one once writes spill (copies in overlap copies down).
 TEST(Pass, DramKeepsRoomForTwoWritesOnlyWhileWritesSpill) {
   const std::uint64_t budget = 8 * kRec;

@@ -29,6 +29,12 @@ std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std:
   return budget > headroom ? budget - headroom : 0;
 }
 
+std::uint64_t coming_dram(std::uint64_t budget, std::uint64_t coming_bytes,
+                          const std::vector<std::uint64_t>& file_bytes) {
+  const std::uint64_t slot = detail::round_up_block(coming_bytes);
+  return coming_bytes && !unbounded(file_bytes) && budget > slot ? budget - slot : 0;
+}
+
 std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes,
                             const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes,
                             bool newest_first, bool persistent) {
@@ -102,7 +108,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   items.reserve(n_coming + ranked.size());
   std::vector<std::size_t> at(ranked.size());  // ranked[i]'s item
   std::size_t next_coming = 0;
-  std::uint64_t dram_bytes = limits.dram_bytes;
+  std::uint64_t dram_bytes = n_coming ? std::max(limits.dram_bytes, limits.coming_dram_bytes) : limits.dram_bytes;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     catalog::Record* r = ranked[i];
     for (; next_coming < n_coming && coming.ranks[next_coming] <= r->rank; ++next_coming) items.push_back(to_come);
@@ -231,6 +237,7 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
   const std::uint64_t room = write_room(w.bursts, w.last_write_bytes, w.budget, limits);
   limits.dram_bytes = dram_limit(w.budget, w.pending_bytes, write_headroom(room, coming), held_bytes(ranked), streams,
                                  !newest);
+  limits.coming_dram_bytes = coming_dram(w.budget, coming.bytes, limits.file_bytes);
   if (streaming) limits.lookahead_bytes = w.budget;
   limits.bottleneck_first = bottleneck_first(w.kind, w.budget, w.last_write_bytes, limits.persistent);
   limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts.bytes());
