@@ -192,19 +192,30 @@ TEST(Sim, OneFileTierTakesDramsRecordsAheadFromTheFirstWrite) {
   EXPECT_GT(without.wall_s, 1.05 * with.wall_s);
 }
 
+/// mlbs_sim_check's machine `small`: DRAM 32 MiB over a 32 MiB tier at 512 MiB/s and an unlimited one at 128 MiB/s.
+Machine small_machine() {
+  Machine m;
+  m.dram_bytes = 32 * kMiB;
+  m.tiers = {{32 * kMiB, 512.0 * kMiB, 0, 1.0}, {0, 128.0 * kMiB, 0, 1.0}};
+  return m;
+}
+
+/// Its run: LIFO, 8 records of 8 MiB, 10 ms of compute per call.
+Workload small_run() {
+  Workload w = records(8, 0.010);
+  w.record_bytes = 8 * kMiB;
+  return w;
+}
+
 // LIFO without its count, 8 records of 8 MiB: DRAM for 4 over a tier bounded at 4 (512 MiB/s) and an
 // unlimited one at 128 MiB/s, 10 ms of compute per call. Capacity forces nothing onto the slow tier, yet
 // the fast one idled until DRAM was full (its first drain at 42 ms) and then each write waited for a drain
 // slower than itself (writes blocked 31 ms, 1.24x the bound). Now the fast tier takes DRAM's records from
 // the second write on: 1.02x.
 TEST(Sim, ABoundedFastTierTakesDramsRecordsBesideTheSlowTiersCopyAhead) {
-  Machine m;
-  m.dram_bytes = 32 * kMiB;
-  m.tiers = {{32 * kMiB, 512.0 * kMiB, 0, 1.0}, {0, 128.0 * kMiB, 0, 1.0}};
+  Machine m = small_machine();
   m.timeline = true;
-  Workload w = records(8, 0.010);
-  w.record_bytes = 8 * kMiB;
-  const Result r = simulate(m, w);
+  const Result r = simulate(m, small_run());
   EXPECT_LT(first_copy_into(r, 1), 0.025);
   EXPECT_LT(r.write_blocked_s, 0.01);
   EXPECT_LT(r.wall_s, 1.05 * r.bound_s);
@@ -214,13 +225,9 @@ TEST(Sim, ABoundedFastTierTakesDramsRecordsBesideTheSlowTiersCopyAhead) {
 // written go to the fast tier, which holds them all, and none to the slow one (placed within the writes'
 // DRAM room, the records to come claimed the fast tier's room and record 2 went to the slow tier: 1.141x).
 TEST(Sim, ACountedLifoPlansItsRecordsToComeInDramLessOneWrite) {
-  Machine m;
-  m.dram_bytes = 32 * kMiB;
-  m.tiers = {{32 * kMiB, 512.0 * kMiB, 0, 1.0}, {0, 128.0 * kMiB, 0, 1.0}};
-  Workload w = records(8, 0.010);
-  w.record_bytes = 8 * kMiB;
+  Workload w = small_run();
   w.hint_records = true;
-  const Result r = simulate(m, w);
+  const Result r = simulate(small_machine(), w);
   EXPECT_EQ(r.tiers[2].bytes_in, 0u);
   EXPECT_LT(r.wall_s, 1.01 * r.bound_s);
 }
