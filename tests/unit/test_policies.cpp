@@ -731,6 +731,46 @@ TEST(Policies, TheSlowTiersNextRecordComesUpThroughAFreeDramSlot) {
   EXPECT_TRUE(placed([](Scene& s) { s.tiers[1].free_bytes = kRec; })) << "the fast tier has room: placement moves it there";
 }
 
+// The slow tier's record does not borrow the slot the next record placed in DRAM comes up through, unless
+// a read before that record frees another: FIFO's next read would wait for the slow fetch.
+TEST(Policies, TheBorrowedSlotIsNotTheNextRecordsUnlessAReadFreesOne) {
+  enum class Before { nothing, in_dram, on_its_way };
+  const auto scene = [](Before before) {
+    Scene s(3);
+    s.prefetching = true;
+    s.tiers[0].capacity_bytes = 2 * kRec;
+    s.tiers[0].free_bytes = kRec;
+    s.tiers[1].capacity_bytes = 2 * kRec;
+    s.tiers[1].free_bytes = 0;
+    if (before == Before::in_dram) s.add(bit(0), 1, true);
+    if (before == Before::on_its_way) {
+      Record& r = s.add(bit(1), 1, true);  // a read waits for it, its fetch under way
+      r.demand = r.busy = true;
+    }
+    s.add(bit(1), 1, true);  // the next record placed in DRAM, on the fast tier
+    s.add(bit(2), 2);        // the slow tier's first
+    s.add(bit(0), 1);        // DRAM's other slot: read last, its drain still to come
+    return s;
+  };
+  Notes notes;
+  Scene s = scene(Before::nothing);
+  EXPECT_FALSE(fetch_via_dram(s.view(), notes)) << "the free slot is the next record's";
+  const auto d = next(s.view(), notes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::prefetch_dram);
+  EXPECT_EQ(d->record, 0u);
+  s.tiers[0].capacity_bytes = 3 * kRec;
+  s.tiers[0].free_bytes = 2 * kRec;
+  EXPECT_TRUE(fetch_via_dram(s.view(), notes)) << "DRAM has a slot for each";
+  for (const Before before : {Before::in_dram, Before::on_its_way}) {
+    const Scene t = scene(before);
+    const auto e = fetch_via_dram(t.view(), notes);
+    ASSERT_TRUE(e) << "a read before the next record frees a slot for it";
+    EXPECT_EQ(e->record, 2u);
+    EXPECT_EQ(e->src, 2);
+  }
+}
+
 // A borrowed record's slot is not room a prefetch makes: the slow tier would read it again.
 TEST(Policies, APrefetchDoesNotTakeABorrowedSlot) {
   Scene s(3);

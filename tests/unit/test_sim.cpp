@@ -499,6 +499,17 @@ TEST(Sim, ASlowerTiersNextRecordComesUpInTime) {
   EXPECT_LT(r.wall_s, 1.22 * r.bound_s);
 }
 
+// FIFO on the demo's machine (micro at I/O ratio 8 with --order fifo): once reads begin, DRAM's other
+// slot holds the newest record, read last and waiting for its drain. The slow tier's next record borrowed
+// the one free slot, the record read next (on the fast tier) waited for that fetch, and its read took the
+// borrowed copy back, for the slow tier to read again (144 MiB out for 128 in, 1.258x the bound). Now the
+// slot goes to the record read next: the slow tier reads each record once, 1.197x.
+TEST(Sim, TheBorrowedSlotIsNotTheNextReadsOwn) {
+  const Result r = simulate(two_tiers(32 * kMiB, 96 * kMiB), records(16, 0.025, Schedule::Kind::fifo));
+  EXPECT_EQ(r.tiers[2].bytes_out, r.tiers[2].bytes_in);
+  EXPECT_LT(r.wall_s, 1.22 * r.bound_s);
+}
+
 // LIFO without the count, DRAM for two records over two unlimited tiers, the second half as fast: the
 // records DRAM would keep while writes go on are pushed out by the next writes anyway, so both slots
 // stream down, one to each tier, as the bound's split has them (1.55x the bound when DRAM kept the newest
@@ -705,8 +716,8 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 }
 
 // How close the planner comes to the bound over the same sweep, guarded at what
-// the policies measured when last changed (docs/simulator.md: median 1.012,
-// p90 1.234, max 1.86, 455 points above 1.05x); the target of 1.05x at every
+// the policies measured when last changed (docs/simulator.md: median 1.011,
+// p90 1.225, max 1.85, 443 points above 1.05x); the target of 1.05x at every
 // point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepSummary s = sweep().ratio;
@@ -719,7 +730,7 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   EXPECT_LT(s.median, 1.04);
   EXPECT_LT(s.p90, 1.30);
   EXPECT_LT(s.max, 2.0);
-  EXPECT_LT(s.above, 470u);
+  EXPECT_LT(s.above, 455u);
 }
 
 // FIFO's third of the sweep, 8 and 32 records (96 would take a sanitizer build minutes), each step's data

@@ -274,12 +274,16 @@ std::optional<Decision> fetch_via_dram(const View& v, Notes&) {
   std::optional<std::size_t> first;
   int src = 0;             // its fastest copy
   int slowest_wanted = 0;  // the slowest source of those placed in DRAM still to come up
+  std::uint64_t wanted_bytes = 0;  // the soonest of those: the slot it needs
+  bool read_frees = false;         // a record read before it holds a slot, which that read frees
   for (std::size_t i = 0; i < v.ranked.size(); ++i) {
     const Record& r = *v.ranked[i];
     if (borrowed(v, r)) return std::nullopt;  // one at a time: the other slots keep the faster tiers' records coming
+    if (!wanted_bytes && ((r.copies & bit(0)) || (r.demand && r.busy))) read_frees = true;
     if (first || r.error || (r.copies & bit(0))) continue;
     const int from = fastest_copy(r, v.last());
     if (r.want_mem) {
+      if (!wanted_bytes) wanted_bytes = detail::round_up_block(r.size);
       slowest_wanted = std::max(slowest_wanted, from);
     } else if (from > 1) {
       first = i;
@@ -292,6 +296,12 @@ std::optional<Decision> fetch_via_dram(const View& v, Notes&) {
   if (!idle(r) || slowest_wanted >= src || v.tiers[src].fetches_in_flight || dram.capacity_bytes < 2 * slot ||
       !dram_fits(r.size, dram.free_bytes))
     return std::nullopt;
+  // The slot must not be the one the next record placed in DRAM comes up
+  // through: with no read before it to free another (DRAM's other slots
+  // hold records read after it, or dirty ones waiting for their drain), it
+  // would wait for the slow fetch, and a read waiting for it would take the
+  // borrowed copy back, for the slow tier to read again.
+  if (wanted_bytes && !read_frees && !dram_fits(r.size + wanted_bytes, dram.free_bytes)) return std::nullopt;
   // Not when a faster file tier has room for it: prefetch_file() moves it there.
   if (free_tier_above(v, r, src)) return std::nullopt;
   return copy(Purpose::prefetch_file, *first, src, 0, {});

@@ -72,7 +72,11 @@ std::optional<Decision> file_tier_moves(const View& v, Notes& notes);
 ///    to come up all come from faster tiers (it takes a slot of theirs for a
 ///    while): the slower tier, often the bottleneck, starts at the turn
 ///    instead of waiting for a record to move up out of the full fast tier
-///    (one transfer at the faster tier's rate). The record is borrowed:
+///    (one transfer at the faster tier's rate). Not through the slot the
+///    next record placed in DRAM needs, unless a read before that record
+///    frees one (a record in DRAM or on its way for a waiting read): FIFO's
+///    next record waited for the slow fetch instead (architecture.md, "The
+///    borrowed slot is not the next record's"). The record is borrowed:
 ///    room-making for a prefetch spares its slot, and drain_ahead() (11)
 ///    copies it on to its target when there is room.
 std::optional<Decision> fetch_via_dram(const View& v, Notes& notes);
