@@ -501,17 +501,21 @@ TEST(Placement, FifoStartsTheLastTierBelowABoundedOne) {
 
 // With the record count (fifo:N) bottleneck first weighs what is truly still to come, not the run taken
 // to go on as long again: a run that will outgrow a roomy tier starts the last tier at once, one about to
-// end does not.
+// end does not. Its end is weighed against DRAM's whole budget, the writes' room then holding records.
 TEST(Placement, FifoWithItsCountStartsTheLastTierByWhatIsToCome) {
   const std::vector<double> rates = {0, 1000, 100};
-  auto first_drain = [&](const std::vector<std::uint64_t>& caps, std::optional<std::uint64_t> to_come) {
-    return place(uniform(8, 100), 600, caps, false, rates, 0, true, to_come).dir_tier[6];
+  auto first_drain = [&](const std::vector<std::uint64_t>& caps, std::optional<std::uint64_t> to_come,
+                         std::uint64_t budget = 0) {
+    return place(uniform(8, 100), 600, caps, false, rates, 0, true, to_come, false, false, budget).dir_tier[6];
   };
   const std::vector<std::uint64_t> roomy = {0, 1000, 0}, small = {0, 300, 0};
   EXPECT_EQ(first_drain(roomy, std::nullopt), 1) << "guessed: 1600 - 600 - 1000 = 0 forced";
   EXPECT_EQ(first_drain(roomy, 1000), 2) << "800 + 1000 - 600 - 1000 = 200 forced";
   EXPECT_EQ(first_drain(small, std::nullopt), 2) << "guessed: 700 forced";
   EXPECT_EQ(first_drain(small, 0), 1) << "the last write: 800 - 600 - 300 < 0";
+  EXPECT_EQ(first_drain(small, 200), 2) << "800 + 200 - 600 - 300 = 100 forced";
+  EXPECT_EQ(first_drain(small, 200, 800), 1) << "a budget of 800: 800 + 200 - 800 - 300 < 0";
+  EXPECT_EQ(first_drain(small, std::nullopt, 800), 2) << "the guess keeps the writes' room: 700 forced";
 }
 
 // Reads under way over unlimited tiers 5:1 apart, DRAM for two: the slower tier's soonest record takes a

@@ -160,7 +160,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   const Placement p = place(items, dram_bytes, limits.file_bytes, limits.moves_up,
                             limits.persistent ? kNoRates : limits.file_rates, limits.lookahead_bytes,
                             limits.bottleneck_first, limits.to_come_bytes, limits.idle_tiers_start,
-                            limits.leads_first);
+                            limits.leads_first, limits.dram_budget);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];
@@ -240,6 +240,7 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
   limits.coming_dram_bytes = coming_dram(w.budget, coming.bytes, limits.file_bytes);
   if (streaming) limits.lookahead_bytes = w.budget;
   limits.bottleneck_first = bottleneck_first(w.kind, w.budget, w.last_write_bytes, limits.persistent);
+  limits.dram_budget = w.budget;
   limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts.bytes());
   limits.leads_first = leads_first(w.kind, w.budget, w.bursts, w.last_write_bytes,
                                    limits.file_bytes.empty() ? 0 : limits.file_bytes.size() - 1, limits.persistent);

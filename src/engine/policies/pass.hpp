@@ -43,6 +43,9 @@ struct Limits {
   /// the bytes still to be written. Unset: not known, the run is taken to go
   /// on as long again as it has so far.
   std::optional<std::uint64_t> to_come_bytes;
+  /// DRAM's whole budget while writes come (limits_for_writes()): what holds
+  /// records once the last write is in, its room then the last record's.
+  std::uint64_t dram_budget = 0;
   /// Over unlimited tiers while writes come down: an idle tier takes a
   /// record read before any still to come when the reads before it hide its
   /// fetch (place(), idle_tiers_start()).

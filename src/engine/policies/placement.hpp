@@ -125,7 +125,9 @@ struct Placement {
 /// up. Started at once, it takes a record every few writes and reads them
 /// back in the order they were written, behind the reads of those DRAM and
 /// the faster tiers hold (Cao et al.'s first opportunity, for the
-/// bottleneck).
+/// bottleneck). With the count, what the run forces down is weighed against
+/// `dram_budget` (DRAM's whole budget, which holds records once the writes
+/// end; 0: `mem_capacity`).
 ///
 /// With `leads_first` (FIFO over one file tier, each step several records:
 /// pass.hpp's leads_first()) while writes come down, DRAM holds the records
@@ -135,7 +137,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
                 bool bottleneck_first = false, std::optional<std::uint64_t> to_come_bytes = std::nullopt,
-                bool idle_tiers_start = false, bool leads_first = false);
+                bool idle_tiers_start = false, bool leads_first = false, std::uint64_t dram_budget = 0);
 
 /// Placement spreads over the file tiers of `tier_rate` (index 0 unused):
 /// there are two or more and every rate is known.
