@@ -690,16 +690,23 @@ TEST(Policies, ARecordCopiedAheadFromDramIsDrainedToItsTargetBeforeItsSlotGoes) 
   EXPECT_TRUE(dram_room(s.view(), kRec, 99)) << "an application call may still take its slot, last";
 }
 
+/// Reads under way over a known schedule: DRAM for two records, one slot free, above a full fast tier
+/// for two and a slow tier.
+Scene at_the_turn() {
+  Scene s(3);
+  s.prefetching = true;
+  s.tiers[0].capacity_bytes = 2 * kRec;
+  s.tiers[0].free_bytes = kRec;
+  s.tiers[1].capacity_bytes = 2 * kRec;
+  s.tiers[1].free_bytes = 0;
+  return s;
+}
+
 // At the turn the slow tier's next record comes up into a free DRAM slot when the fast tier has no room
 // for it, ahead of a record placed in DRAM that the fast tier delivers later in a fraction of the time.
 TEST(Policies, TheSlowTiersNextRecordComesUpThroughAFreeDramSlot) {
   const auto base = [] {
-    Scene s(3);
-    s.prefetching = true;
-    s.tiers[0].capacity_bytes = 2 * kRec;
-    s.tiers[0].free_bytes = kRec;
-    s.tiers[1].capacity_bytes = 2 * kRec;
-    s.tiers[1].free_bytes = 0;
+    Scene s = at_the_turn();
     s.add(bit(0), 1, true);  // read next, in DRAM
     s.add(bit(1), 1, true);  // then one the fast tier holds
     s.add(bit(1), 1);
@@ -736,12 +743,7 @@ TEST(Policies, TheSlowTiersNextRecordComesUpThroughAFreeDramSlot) {
 TEST(Policies, TheBorrowedSlotIsNotTheNextRecordsUnlessAReadFreesOne) {
   enum class Before { nothing, in_dram, on_its_way };
   const auto scene = [](Before before) {
-    Scene s(3);
-    s.prefetching = true;
-    s.tiers[0].capacity_bytes = 2 * kRec;
-    s.tiers[0].free_bytes = kRec;
-    s.tiers[1].capacity_bytes = 2 * kRec;
-    s.tiers[1].free_bytes = 0;
+    Scene s = at_the_turn();
     if (before == Before::in_dram) s.add(bit(0), 1, true);
     if (before == Before::on_its_way) {
       Record& r = s.add(bit(1), 1, true);  // a read waits for it, its fetch under way
