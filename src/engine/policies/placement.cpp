@@ -41,7 +41,7 @@ bool last_tier_starts(const std::vector<PlacementItem>& ranked, std::uint64_t me
     largest = std::max(largest, double(it.bytes));
   }
   // Told the count: the writes' room holds the last records at the end.
-  const std::uint64_t dram = to_come_bytes && dram_budget > mem_capacity ? dram_budget : mem_capacity;
+  const std::uint64_t dram = to_come_bytes ? std::max(mem_capacity, dram_budget) : mem_capacity;
   double forced = written + (to_come_bytes ? double(*to_come_bytes) : written) - double(dram);
   for (std::size_t t = 1; t < last; ++t) forced -= double(tier_capacity[t]);
   return held + largest <= forced;
