@@ -229,6 +229,24 @@ TEST(Placement, ARecordOnlyDramHoldsKeepsItsSlotOnceReadsBegin) {
   EXPECT_EQ(place(read_first, 8192, {0, 0}, true).in_memory, bools({1, 0, 1}));
 }
 
+// Once reads began, a record only DRAM holds and read after a fetch keeps its slot beside the room for the
+// records to come up: one slot per file tier they come from, or the read room where that is more.
+TEST(Placement, ReadRoomSendsDownWhatDramHoldsOnlyForLater) {
+  constexpr std::uint64_t kPart = 4096;
+  // Records 0-7 on two tiers, read first; 8-11 only in DRAM, read last; DRAM for eight.
+  std::vector<PlacementItem> ranked(12, PlacementItem{kPart, kPart, 0});
+  for (std::size_t i = 0; i < 8; ++i) ranked[i].file_copy = 1 + int(i % 2);
+  for (std::size_t i = 8; i < 12; ++i) ranked[i].held = true;
+  const std::vector<std::uint64_t> tiers{0, 0, 0};
+  const auto kept = [&](std::uint64_t read_room) {
+    const Placement p = place(ranked, 8 * kPart, tiers, true, {}, 0, false, std::nullopt, false, false, 0, read_room);
+    return std::count(p.in_memory.begin() + 8, p.in_memory.end(), true);
+  };
+  EXPECT_EQ(kept(0), 4) << "two slots kept for the next records, one per tier: room for all four";
+  EXPECT_EQ(kept(6 * kPart), 2) << "room for six to come up";
+  EXPECT_EQ(kept(8 * kPart), 0) << "room for eight: all go down";
+}
+
 // A resident is not demoted to admit a sooner record: the newcomer takes the next tier with room.
 TEST(Placement, ResidentIsNotDemotedForASoonerRecord) {
   std::vector<mlbs::engine::policies::PlacementItem> ranked = {

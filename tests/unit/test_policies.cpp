@@ -1,6 +1,7 @@
 // Tests of the planner's policies, ranking and water marks
 // (src/engine/policies/): each rule on a hand-built catalog view, no threads,
 // no files.
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -1447,6 +1448,67 @@ TEST(Pass, WriteRoomCountsTheTiersThatJoinBesideTheRoom) {
   EXPECT_EQ(write_room(b, kRec, 8 * kRec, limits), 4 * kRec) << "the slow tier never joins";
   limits.file_rates = {0, fast, fast / 7};
   EXPECT_EQ(write_room(b, kRec, 8 * kRec, limits), kRec) << "beside one write's room it would join";
+}
+
+// FIFO's steps in parts over tiers that spread, DRAM for two steps, compute covering 90% of a step's drain or
+// more but not all of it: double-buffered both ways. Writes keep room for a step and the slower tier joins over
+// all but one part's DRAM; once reads begin, DRAM keeps room for two steps. Not where the compute covers the
+// whole drain (write_room() gives the step its room alone), below the bar, for LIFO, over one tier, for whole
+// records, in persistent mode, nor with DRAM for four steps or less than two.
+TEST(Pass, FifoStepsInPartsDoubleBufferBothWaysWhereComputeNearlyCoversTheirDrain) {
+  WriteBursts steps;  // steps of four records, 20 ms of compute before each
+  for (int step = 0; step < 3; ++step) {
+    steps.start(kRec, 0.02, 0.001);
+    for (int part = 1; part < 4; ++part) steps.start(kRec, 0, 0.001);
+  }
+  ASSERT_EQ(steps.bytes(), 4 * kRec);
+  ASSERT_EQ(steps.last_bytes(), kRec);
+  // Two tiers, the second half as fast (it joins over the 4 records a step's room leaves), together
+  // draining `covered` of a step in the 20 ms of compute.
+  const auto rates = [](double covered) {
+    const double fast = covered * double(4 * kRec) / 0.02 / 1.5;
+    return std::vector<double>{0, fast, fast / 2};
+  };
+  const auto fifo = Schedule::Kind::fifo;
+  EXPECT_TRUE(steps_double_buffered(fifo, 8 * kRec, steps, rates(0.95), false));
+  EXPECT_TRUE(steps_double_buffered(fifo, 8 * kRec, steps, rates(0.9), false)) << "at the bar";
+  EXPECT_FALSE(steps_double_buffered(fifo, 8 * kRec, steps, rates(1.0), false)) << "the compute covers it all";
+  EXPECT_FALSE(steps_double_buffered(fifo, 8 * kRec, steps, rates(0.85), false)) << "below the bar";
+  EXPECT_FALSE(steps_double_buffered(Schedule::Kind::lifo, 8 * kRec, steps, rates(0.95), false));
+  EXPECT_FALSE(steps_double_buffered(fifo, 8 * kRec, steps, {0, rates(0.95)[1] * 1.5}, false)) << "one tier";
+  EXPECT_FALSE(steps_double_buffered(fifo, 8 * kRec, steps, rates(0.95), true)) << "persistent";
+  EXPECT_FALSE(steps_double_buffered(fifo, 16 * kRec, steps, rates(0.95), false)) << "DRAM for four steps";
+  EXPECT_FALSE(steps_double_buffered(fifo, 7 * kRec, steps, rates(0.95), false)) << "DRAM for less than two";
+  WriteBursts whole;
+  for (int step = 0; step < 3; ++step) whole.start(4 * kRec, 0.02, 0.001);
+  EXPECT_FALSE(steps_double_buffered(fifo, 8 * kRec, whole, rates(0.95), false)) << "whole records";
+
+  std::deque<Record> recs(8);
+  std::vector<Record*> ranked;
+  for (Record& r : recs) {
+    r.size = kRec;
+    r.copies = bit(0);
+    ranked.push_back(&r);
+  }
+  const auto limits_of = [&](double covered, std::uint64_t last_write) {
+    Limits limits{0, {0, 0, 0}};
+    limits.file_rates = rates(covered);
+    Coming coming{{}, kRec};
+    const WriteState w{.kind = fifo, .budget = 8 * kRec, .last_write_bytes = last_write, .bursts = steps};
+    limits_for_writes(w, ranked, limits, coming);
+    return limits;
+  };
+  const Limits writing = limits_of(0.95, kRec);
+  EXPECT_LE(writing.dram_bytes, 4 * kRec) << "room for a step";
+  EXPECT_EQ(writing.lookahead_bytes, 7 * kRec) << "the slower tiers join over all but one part's DRAM";
+  EXPECT_EQ(writing.read_room_bytes, 0u);
+  const Limits reading = limits_of(0.95, 0);
+  EXPECT_EQ(reading.read_room_bytes, 8 * kRec) << "room for two steps once reads begin";
+  EXPECT_EQ(reading.dram_bytes, 8 * kRec);
+  const Limits below = limits_of(0.85, kRec);
+  EXPECT_GT(below.dram_bytes, 4 * kRec) << "room for a write, not a step";
+  EXPECT_EQ(below.lookahead_bytes, 0u);
+  EXPECT_EQ(limits_of(0.85, 0).read_room_bytes, 0u);
 }
 
 // Once the schedule says no write is to come (lifo:N with N written), DRAM keeps no room for one: the

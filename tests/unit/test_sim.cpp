@@ -649,6 +649,17 @@ TEST(Sim, ATierThatNeverJoinsLeavesRoomForAStep) {
   EXPECT_LT(r.write_blocked_s, 0.03 * r.wall_s);
 }
 
+// FIFO over two unlimited tiers, the second half as fast, each step's 16 MiB in four parts, DRAM for two
+// steps, compute equal to the least I/O time (about 95% of a step's drain at both tiers' rate): the steps
+// are double-buffered both ways (policies::steps_double_buffered). With room for one part, the parts DRAM
+// held kept six of its eight slots and every step waited for its drain (1.350x the bound).
+TEST(Sim, FifoStepsInPartsDoubleBufferBothWays) {
+  const Result r = sweep_point("fifo/t2/n96/s2/fs0.00/bw2/f1.0", 4);
+  EXPECT_LT(r.wall_s / r.bound_s, 1.15);
+  EXPECT_LT(r.write_blocked_s, 0.02 * r.wall_s);
+  EXPECT_GT(r.tiers[2].bytes_in, 0u) << "the slower tier took no part";
+}
+
 // LIFO over a bounded fast tier (a quarter of the data) and an unlimited one half as fast, each step in
 // four parts, DRAM for two steps, compute equal to the least I/O time: the fast tier joins the drain until
 // it fills, so its rate counts towards covering a step's drain (policies::drain_rate) and DRAM keeps room

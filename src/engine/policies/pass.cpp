@@ -160,7 +160,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   const Placement p = place(items, dram_bytes, limits.file_bytes, limits.moves_up,
                             limits.persistent ? kNoRates : limits.file_rates, limits.lookahead_bytes,
                             limits.bottleneck_first, limits.to_come_bytes, limits.idle_tiers_start,
-                            limits.leads_first, limits.dram_budget);
+                            limits.leads_first, limits.dram_budget, limits.read_room_bytes);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];
@@ -199,6 +199,16 @@ std::uint64_t write_room(const WriteBursts& bursts, std::uint64_t last_write_byt
   return write_room(burst, last_write_bytes, budget, spreading, bursts.gap_s(), rate);
 }
 
+bool steps_double_buffered(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts,
+                           const std::vector<double>& file_rates, bool persistent) {
+  const std::uint64_t part = bursts.last_bytes(), step = bursts.bytes();
+  if (kind != Schedule::Kind::fifo || persistent || !spreads(file_rates) || !part || step < 2 * part ||
+      bursts.gap_s() <= 0 || budget < 2 * step || double_buffers(budget, step))
+    return false;
+  const double covered = bursts.gap_s() * drain_rate(file_rates, part, budget - step) / static_cast<double>(step);
+  return covered >= kNearlyCovered && covered < 1.0;
+}
+
 std::uint64_t write_headroom(std::uint64_t last_write_bytes, const Coming& coming) {
   return coming.writes_done ? 0 : last_write_bytes;
 }
@@ -234,11 +244,19 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
                       0);
   const std::uint64_t streams = write_streams(w.budget, w.last_write_bytes, limits.file_rates, limits.file_bytes,
                                               streaming, limits.persistent);
-  const std::uint64_t room = write_room(w.bursts, w.last_write_bytes, w.budget, limits);
+  const bool steps_buffered =
+      steps_double_buffered(w.kind, w.budget, w.bursts, limits.file_rates, limits.persistent);
+  const std::uint64_t room = steps_buffered && w.last_write_bytes
+                                 ? w.bursts.bytes()
+                                 : write_room(w.bursts, w.last_write_bytes, w.budget, limits);
   limits.dram_bytes = dram_limit(w.budget, w.pending_bytes, write_headroom(room, coming), held_bytes(ranked), streams,
                                  !newest);
   limits.coming_dram_bytes = coming_dram(w.budget, coming.bytes, limits.file_bytes);
   if (streaming) limits.lookahead_bytes = w.budget;
+  if (steps_buffered) {
+    if (w.last_write_bytes) limits.lookahead_bytes = w.budget - w.bursts.last_bytes();
+    else limits.read_room_bytes = 2 * w.bursts.bytes();
+  }
   limits.bottleneck_first = bottleneck_first(w.kind, w.budget, w.last_write_bytes, limits.persistent);
   limits.dram_budget = w.budget;
   limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts.bytes());

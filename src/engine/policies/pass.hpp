@@ -53,6 +53,10 @@ struct Limits {
   /// While writes come: DRAM holds only the first record of each step
   /// (Record::step_lead; place(), leads_first()).
   bool leads_first = false;
+  /// Once reads began: DRAM kept for the records to come up, beside which a
+  /// record only DRAM holds keeps its slot (place()); 0: one slot per file
+  /// tier they come from. Two steps where steps_double_buffered().
+  std::uint64_t read_room_bytes = 0;
 };
 
 /// Whether an idle file tier may take a record that no record still to come
@@ -205,6 +209,7 @@ class WriteBursts {
   /// took `copy_s` to copy in (the first write: any gap, 0 s of copy).
   /// Whether it begins a burst (a step's first record).
   bool start(std::uint64_t bytes, double gap_s, double copy_s) {
+    last_ = bytes;
     if (gap_s < copy_s) {
       current_ += bytes;
       return false;
@@ -219,6 +224,8 @@ class WriteBursts {
   }
   /// The longer of the burst under way and the one before it: what the next step is taken to write.
   std::uint64_t bytes() const { return current_ > previous_ ? current_ : previous_; }
+  /// The last write's bytes (a step's part when steps come in parts); kept once reads begin.
+  std::uint64_t last_bytes() const { return last_; }
   /// The shorter of the last two gaps between bursts (the compute a burst's
   /// drain can hide behind), 0 until one is known: no step is taken to
   /// compute longer than the shortest seen lately.
@@ -228,7 +235,7 @@ class WriteBursts {
   }
 
  private:
-  std::uint64_t current_ = 0, previous_ = 0;
+  std::uint64_t current_ = 0, previous_ = 0, last_ = 0;
   double gap_ = -1, previous_gap_ = -1;  // -1: not known yet
 };
 
@@ -295,6 +302,36 @@ double drain_rate(const std::vector<double>& file_rates, std::uint64_t write_byt
 std::uint64_t write_room(const WriteBursts& bursts, std::uint64_t last_write_bytes, std::uint64_t budget,
                          const Limits& limits);
 
+/// The share of a step's drain that the compute between steps must cover
+/// for steps_double_buffered(): room for one write there blocked every step
+/// for about its whole drain, room for the step for the tenth left over.
+inline constexpr double kNearlyCovered = 0.9;
+
+/// Whether FIFO's steps, written in parts (`bursts` of two parts or more,
+/// with compute between them), are double-buffered both ways over file
+/// tiers that spread (`file_rates`, spreads()), in scratch mode, where DRAM
+/// holds two steps but fewer than kDoubleBufferSlots and the compute covers
+/// at least kNearlyCovered of a step's drain (at drain_rate() over the DRAM
+/// a step's room leaves) but not all of it: write_room() gives a step's room
+/// only where it covers all. Then (limits_for_writes()) the writes keep
+/// room for a step, the slower tiers join over the DRAM all but one part
+/// leaves (the lookahead reads will have; a step's room alone would keep
+/// them out), and once reads begin DRAM keeps room for two steps
+/// (Limits::read_room_bytes): the step being read and the next one, fetched
+/// during the compute. With room for one write, the records DRAM held kept
+/// six of eight slots through the writes and each step waited for its drain
+/// (`fifo/t2/n96/s2/fs0.00/bw2/f1.0` in four store parts: 1.390x the
+/// bound, writes blocked 24% of the wall). A step's room alone left more
+/// than a step of drains lagging at the turn, where they stop, and the
+/// records only DRAM held kept six slots through the reads (1.555x);
+/// beside the reads' room for two steps, 1.113x. Where the compute covers
+/// the whole drain, the drains keep up, DRAM holds the last step at the
+/// turn and the reads stream through the rest: the reads' room there cost
+/// up to 0.044 at 8 records, and a lower bar up to 0.22 (architecture.md,
+/// "FIFO's steps double-buffered both ways").
+bool steps_double_buffered(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts,
+                           const std::vector<double>& file_rates, bool persistent);
+
 /// The write room (write_room()), which dram_limit() keeps DRAM room for (a
 /// writer finds a clean slot), or 0 once `coming` says no write is to come:
 /// that room would send a record read among the first down to a slower
@@ -357,8 +394,9 @@ struct WriteState {
 /// The schedule-derived part of a pass's limits, from `w`, the `ranked`
 /// records and what `limits` says of the file tiers already (file_bytes,
 /// file_rates, persistent): dram_bytes (dram_limit() beside the write room
-/// and streams), coming_dram_bytes, lookahead_bytes when writes leave DRAM,
-/// bottleneck_first, idle_tiers_start and leads_first. LIFO without its count gets its
+/// and streams), coming_dram_bytes, lookahead_bytes when writes leave DRAM
+/// or steps are double-buffered (steps_double_buffered(), which sets
+/// read_room_bytes too), bottleneck_first, idle_tiers_start and leads_first. LIFO without its count gets its
 /// guessed records at the front of `coming.ranks` (guessed_to_come()), whose
 /// writes_done must be set. Limits::to_come_bytes, per store, stays the
 /// caller's.

@@ -68,7 +68,8 @@ bool joins_spread(const std::vector<double>& tier_rate, std::size_t t, std::uint
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up, const std::vector<double>& tier_rate,
                 std::uint64_t lookahead_bytes, bool bottleneck_first, std::optional<std::uint64_t> to_come_bytes,
-                bool idle_tiers_start, bool leads_first, std::uint64_t dram_budget) {
+                bool idle_tiers_start, bool leads_first, std::uint64_t dram_budget,
+                std::uint64_t read_room_bytes) {
   constexpr auto kUnlimited = std::numeric_limits<std::uint64_t>::max();
   Placement p;
   p.in_memory.assign(ranked.size(), false);
@@ -222,6 +223,9 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       sources |= from;
       reserve += it.mem_bytes;
     }
+    // Steps read in parts, double-buffered: room for the step being read
+    // and the next (steps_double_buffered()).
+    reserve = std::max(reserve, read_room_bytes);
     // The records DRAM holds that are read before any fetch keep theirs
     // first, as by rank; then the others only DRAM holds, beside the reserve
     // less those slots (each frees as its record is read, for a fetch).

@@ -133,11 +133,17 @@ struct Placement {
 /// pass.hpp's leads_first()) while writes come down, DRAM holds the records
 /// marked `lead` (rank order) and no other: the tier drains the rest of
 /// every step from the first write instead of idling until DRAM is full.
+///
+/// Once reads began, a record only DRAM holds that is read after a fetch
+/// keeps its slot beside the slots for the next records to come up: one per
+/// file tier they come from, or `read_room_bytes` where that is more
+/// (Limits::read_room_bytes: two steps, pass.hpp's steps_double_buffered()).
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
                 bool bottleneck_first = false, std::optional<std::uint64_t> to_come_bytes = std::nullopt,
-                bool idle_tiers_start = false, bool leads_first = false, std::uint64_t dram_budget = 0);
+                bool idle_tiers_start = false, bool leads_first = false, std::uint64_t dram_budget = 0,
+                std::uint64_t read_room_bytes = 0);
 
 /// Placement spreads over the file tiers of `tier_rate` (index 0 unused):
 /// there are two or more and every rate is known.
