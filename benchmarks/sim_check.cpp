@@ -22,7 +22,8 @@
 // LIFO's writes go down two at a time, one to each tier ("Writes stream
 // down to every tier"); --machine pair-covered the same with 20 ms per
 // call, nearly a step's drain at both tiers' rates (FIFO in parts: "FIFO's
-// steps double-buffered both ways"). --machine three has three file tiers, two bounded
+// steps double-buffered both ways"); --machine five-covered the same over
+// tiers at 500 and 100 MiB/s and 12.5 ms per call. --machine three has three file tiers, two bounded
 // (48 MiB each at 512 and 256 MiB/s) above an unlimited one at 128 MiB/s,
 // DRAM for 8 records, 10 ms per call and three helpers: the sweep's
 // t3/fs0.25 classes on real tiers. --machine small has DRAM and a 512 MiB/s
@@ -80,6 +81,8 @@ constexpr MachineSpec kMachines[] = {
     {"pair", 16 * kMiB, {{0, 256 * kMiB}, {0, 128 * kMiB}}, 0.01},
     // The same tiers with a step's compute nearly a step's drain at both rates (8 MiB at 384 MiB/s: 20.8 ms).
     {"pair-covered", 16 * kMiB, {{0, 256 * kMiB}, {0, 128 * kMiB}}, 0.02},
+    // DRAM for two over tiers 5x apart, a step's drain at both rates (13.3 ms) nearly covered.
+    {"five-covered", 16 * kMiB, {{0, 500 * kMiB}, {0, 100 * kMiB}}, 0.0125},
     {"three", 64 * kMiB, {{48 * kMiB, 512 * kMiB}, {48 * kMiB, 256 * kMiB}, {0, 128 * kMiB}}, 0.01, 3},
     {"small", 32 * kMiB, {{32 * kMiB, 512 * kMiB}, {0, 128 * kMiB}}, 0.01, 2, 8},
 };

@@ -1479,6 +1479,10 @@ TEST(Pass, FifoStepsInPartsDoubleBufferBothWaysWhereComputeNearlyCoversTheirDrai
   EXPECT_FALSE(steps_double_buffered(fifo, 8 * kRec, steps, rates(0.95), true)) << "persistent";
   EXPECT_FALSE(steps_double_buffered(fifo, 16 * kRec, steps, rates(0.95), false)) << "DRAM for four steps";
   EXPECT_FALSE(steps_double_buffered(fifo, 7 * kRec, steps, rates(0.95), false)) << "DRAM for less than two";
+  // A second tier five times slower joins over the 7 records all but a part leaves, not over the 4 a step's
+  // room leaves: counted, as it will join, it brings the cover into the band.
+  const double fast = 0.95 * double(4 * kRec) / 0.02 / 1.2;
+  EXPECT_TRUE(steps_double_buffered(fifo, 8 * kRec, steps, {0, fast, fast / 5}, false)) << "a tier 5x slower";
   WriteBursts whole;
   for (int step = 0; step < 3; ++step) whole.start(4 * kRec, 0.02, 0.001);
   EXPECT_FALSE(steps_double_buffered(fifo, 8 * kRec, whole, rates(0.95), false)) << "whole records";

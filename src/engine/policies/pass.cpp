@@ -205,7 +205,7 @@ bool steps_double_buffered(Schedule::Kind kind, std::uint64_t budget, const Writ
   if (kind != Schedule::Kind::fifo || persistent || !spreads(file_rates) || !part || step < 2 * part ||
       bursts.gap_s() <= 0 || budget < 2 * step || double_buffers(budget, step))
     return false;
-  const double covered = bursts.gap_s() * drain_rate(file_rates, part, budget - step) / static_cast<double>(step);
+  const double covered = bursts.gap_s() * drain_rate(file_rates, part, budget - part) / static_cast<double>(step);
   return covered >= kNearlyCovered && covered < 1.0;
 }
 

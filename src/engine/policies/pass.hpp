@@ -311,9 +311,11 @@ inline constexpr double kNearlyCovered = 0.9;
 /// with compute between them), are double-buffered both ways over file
 /// tiers that spread (`file_rates`, spreads()), in scratch mode, where DRAM
 /// holds two steps but fewer than kDoubleBufferSlots and the compute covers
-/// at least kNearlyCovered of a step's drain (at drain_rate() over the DRAM
-/// a step's room leaves) but not all of it: write_room() gives a step's room
-/// only where it covers all. Then (limits_for_writes()) the writes keep
+/// at least kNearlyCovered of a step's drain but not all of it (write_room()
+/// gives a step's room where it covers all). The drain is at drain_rate()
+/// over the DRAM all but one part leaves, the lookahead the rule gives: a
+/// tier 5x slower joins there, not over what a step's room leaves, and
+/// counted as absent it kept the rule out (`.../bw5/f1.0` 1.312x -> 1.065x). Then (limits_for_writes()) the writes keep
 /// room for a step, the slower tiers join over the DRAM all but one part
 /// leaves (the lookahead reads will have; a step's room alone would keep
 /// them out), and once reads begin DRAM keeps room for two steps
