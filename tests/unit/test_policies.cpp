@@ -1250,12 +1250,8 @@ TEST(Pass, UncountedLifoOverUnlimitedTiersPlansAsIfTheRunOutgrewDram) {
 // began no room is kept and no rule for writes holds.
 TEST(Pass, LimitsForWritesDeriveTheScheduleRulesForEngineAndSimulator) {
   std::deque<Record> recs(2);
-  std::vector<Record*> ranked;
-  for (Record& r : recs) {
-    r.size = kRec;
-    r.copies = bit(0);
-    ranked.push_back(&r);
-  }
+  const std::vector<Record*> ranked = in_order(recs);
+  for (Record& r : recs) r.copies = bit(0);
   WriteBursts bursts;
   bursts.start(kRec, 1.0, 0);
   bursts.start(kRec, 0.02, 0.001);
@@ -1488,12 +1484,8 @@ TEST(Pass, FifoStepsInPartsDoubleBufferBothWaysWhereComputeNearlyCoversTheirDrai
   EXPECT_FALSE(steps_double_buffered(fifo, 8 * kRec, whole, rates(0.95), false)) << "whole records";
 
   std::deque<Record> recs(8);
-  std::vector<Record*> ranked;
-  for (Record& r : recs) {
-    r.size = kRec;
-    r.copies = bit(0);
-    ranked.push_back(&r);
-  }
+  const std::vector<Record*> ranked = in_order(recs);
+  for (Record& r : recs) r.copies = bit(0);
   const auto limits_of = [&](double covered, std::uint64_t last_write) {
     Limits limits{0, {0, 0, 0}};
     limits.file_rates = rates(covered);
