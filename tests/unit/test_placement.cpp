@@ -247,6 +247,23 @@ TEST(Placement, ReadRoomSendsDownWhatDramHoldsOnlyForLater) {
   EXPECT_EQ(kept(8 * kPart), 0) << "room for eight: all go down";
 }
 
+// Once reads began, a record leaving DRAM takes the fastest tier with room, where spreading would send it to
+// the slower tier that is less busy; while writes come down it is spread as before.
+TEST(Placement, ARecordLeavingDramOnceReadsBeganTakesTheFastestTier) {
+  constexpr std::uint64_t kPart = 4096;
+  // Four records on the fast tier, read first; the last only in DRAM, which has no room left for it.
+  std::vector<PlacementItem> ranked(5, PlacementItem{kPart, kPart, 0});
+  for (std::size_t i = 0; i < 4; ++i) ranked[i].file_copy = 1;
+  ranked[4].held = true;
+  const std::vector<std::uint64_t> tiers{0, 0, 0};
+  const std::vector<double> rates{0, 2.0, 1.0};  // the fast tier's four reads outlast the slow one's round trip
+  const auto tier_of_last = [&](bool moves_up) {
+    return place(ranked, 0, tiers, moves_up, rates, 4 * kPart).dir_tier[4];
+  };
+  EXPECT_EQ(tier_of_last(true), 1) << "reads under way";
+  EXPECT_EQ(tier_of_last(false), 2) << "writes come down: the tier done soonest";
+}
+
 // A resident is not demoted to admit a sooner record: the newcomer takes the next tier with room.
 TEST(Placement, ResidentIsNotDemotedForASoonerRecord) {
   std::vector<mlbs::engine::policies::PlacementItem> ranked = {

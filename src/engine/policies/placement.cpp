@@ -383,6 +383,18 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     if (p.in_memory[i] || p.dir_tier[i] <= 0) return;
     for (std::size_t t = 1; t < since.size(); ++t) since[t] = t == std::size_t(p.dir_tier[i]) ? 0 : since[t] + 1;
   };
+  // Once reads began, a record leaving DRAM (only DRAM holds it, and DRAM
+  // keeps it no longer: the room of the reads under way wants its slot) is
+  // read after those DRAM keeps and those the room is for. It takes the
+  // fastest tier with room: its copy there is soonest done and soonest back
+  // when its turn comes, and leaves the slower tiers to the fetches of the
+  // first reads. Spread by the soonest finished, FIFO's last step in parts
+  // went to the slower tier at the turn, whose first fetches then waited
+  // behind it (`fifo/t2/n32/s2/fs0.00/bw2/f1.0` in four parts 1.227x ->
+  // 1.086x; over the six parts sweeps 29 points better, 1 worse by 0.011;
+  // whole records unchanged).
+  std::vector<std::size_t> fastest_first(by_time.size());
+  std::iota(fastest_first.begin(), fastest_first.end(), std::size_t{1});
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     if (i > 0) count_below(i - 1);  // placed for good: residents earlier, newcomers by this loop
     after_coming = after_coming || ranked[i].coming;
@@ -392,7 +404,8 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       p.dir_tier[i] = static_cast<int>(last);
       continue;
     }
-    for (std::size_t t : tier_order(ranked[i].bytes, first_free(ranked[i].bytes, after_coming)))
+    const bool leaving = moves_up && ranked[i].held && ranked[i].file_copy < 0;
+    for (std::size_t t : leaving ? fastest_first : tier_order(ranked[i].bytes, first_free(ranked[i].bytes, after_coming)))
       if (usable(ranked[i], t) || evict_backed(i, t)) {
         take(t, ranked[i].bytes);
         p.dir_tier[i] = static_cast<int>(t);

@@ -138,6 +138,10 @@ struct Placement {
 /// keeps its slot beside the slots for the next records to come up: one per
 /// file tier they come from, or `read_room_bytes` where that is more
 /// (Limits::read_room_bytes: two steps, pass.hpp's steps_double_buffered()).
+/// A record leaving DRAM then (only DRAM holds it, and DRAM keeps it no
+/// longer) takes the fastest file tier with room, not the one spreading
+/// would finish soonest: it is read after the others, and the slower tiers
+/// are fetching the first reads.
 Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capacity,
                 const std::vector<std::uint64_t>& tier_capacity, bool moves_up = true,
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
