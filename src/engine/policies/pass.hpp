@@ -315,10 +315,11 @@ inline constexpr double kNearlyCovered = 0.9;
 /// gives a step's room where it covers all). The drain is at drain_rate()
 /// over the DRAM all but one part leaves, the lookahead the rule gives: a
 /// tier 5x slower joins there, not over what a step's room leaves, and
-/// counted as absent it kept the rule out (`.../bw5/f1.0` 1.312x -> 1.065x). Then (limits_for_writes()) the writes keep
-/// room for a step, the slower tiers join over the DRAM all but one part
-/// leaves (the lookahead reads will have; a step's room alone would keep
-/// them out), and once reads begin DRAM keeps room for two steps
+/// counted as absent it kept the rule out (`.../bw5/f1.0` 1.312x ->
+/// 1.065x). Then (limits_for_writes()) the writes keep room for a step, the
+/// slower tiers join over the DRAM all but one part leaves (the lookahead
+/// reads will have; a step's room alone would keep them out), and once
+/// reads begin DRAM keeps room for two steps
 /// (Limits::read_room_bytes): the step being read and the next one, fetched
 /// during the compute. With room for one write, the records DRAM held kept
 /// six of eight slots through the writes and each step waited for its drain
@@ -398,9 +399,10 @@ struct WriteState {
 /// file_rates, persistent): dram_bytes (dram_limit() beside the write room
 /// and streams), coming_dram_bytes, lookahead_bytes when writes leave DRAM
 /// or steps are double-buffered (steps_double_buffered(), which sets
-/// read_room_bytes too), bottleneck_first, idle_tiers_start and leads_first. LIFO without its count gets its
-/// guessed records at the front of `coming.ranks` (guessed_to_come()), whose
-/// writes_done must be set. Limits::to_come_bytes, per store, stays the
+/// read_room_bytes too), bottleneck_first, idle_tiers_start and
+/// leads_first. LIFO without its count gets its guessed records at the
+/// front of `coming.ranks` (guessed_to_come()), whose writes_done must be
+/// set. Limits::to_come_bytes, per store, stays the
 /// caller's.
 void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ranked, Limits& limits,
                        Coming& coming);

@@ -405,7 +405,8 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       continue;
     }
     const bool leaving = moves_up && ranked[i].held && ranked[i].file_copy < 0;
-    for (std::size_t t : leaving ? fastest_first : tier_order(ranked[i].bytes, first_free(ranked[i].bytes, after_coming)))
+    const bool soonest_free = first_free(ranked[i].bytes, after_coming);
+    for (std::size_t t : leaving ? fastest_first : tier_order(ranked[i].bytes, soonest_free))
       if (usable(ranked[i], t) || evict_backed(i, t)) {
         take(t, ranked[i].bytes);
         p.dir_tier[i] = static_cast<int>(t);
