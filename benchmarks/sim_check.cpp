@@ -23,9 +23,10 @@
 // down to every tier"); --machine pair-covered the same with 20 ms per
 // call, nearly a step's drain at both tiers' rates (FIFO in parts: "FIFO's
 // steps double-buffered both ways"); --machine five-covered the same over
-// tiers at 500 and 100 MiB/s and 12.5 ms per call. --machine three has three file tiers, two bounded
-// (48 MiB each at 512 and 256 MiB/s) above an unlimited one at 128 MiB/s,
-// DRAM for 8 records, 10 ms per call and three helpers: the sweep's
+// tiers at 500 and 100 MiB/s and 12.5 ms per call. --machine three has
+// three file tiers, two bounded (48 MiB each at 512 and 256 MiB/s) above
+// an unlimited one at 128 MiB/s, DRAM for 8 records, 10 ms per call and
+// three helpers: the sweep's
 // t3/fs0.25 classes on real tiers. --machine small has DRAM and a 512 MiB/s
 // tier for four records each over an unlimited one at 128 MiB/s, 8 records,
 // 10 ms per call: capacity forces nothing onto the slow tier ("Into the fast
