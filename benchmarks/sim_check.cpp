@@ -30,8 +30,12 @@
 // t3/fs0.25 classes on real tiers. --machine small has DRAM and a 512 MiB/s
 // tier for four records each over an unlimited one at 128 MiB/s, 8 records,
 // 10 ms per call: capacity forces nothing onto the slow tier ("Into the fast
-// tier beside the slower one's copy"). --parts K writes each step's snapshot as K
-// records back to back (ids step x K + j; the compute stays per step), as
+// tier beside the slower one's copy"). --machine three-open has DRAM for two
+// records over three unlimited tiers at 256, 128 and 64 MiB/s, 8 records, 5
+// ms per call and three helpers: with `--schedule revolve --store-parts 4`
+// the real check of "The calls before its read hide an idle tier's
+// copies" (architecture.md), where the real runs part from the model.
+// --parts K writes each step's snapshot as K records back to back (ids step x K + j; the compute stays per step), as
 // mlbs-sim --parts models it (docs/simulator.md, "Records in parts");
 // --store-parts K has the store do it (StoreOptions::parts, docs/parts.md):
 // one record per step, kept as K parts, the same model. --trace
@@ -86,6 +90,8 @@ constexpr MachineSpec kMachines[] = {
     {"five-covered", 16 * kMiB, {{0, 500 * kMiB}, {0, 100 * kMiB}}, 0.0125},
     {"three", 64 * kMiB, {{48 * kMiB, 512 * kMiB}, {48 * kMiB, 256 * kMiB}, {0, 128 * kMiB}}, 0.01, 3},
     {"small", 32 * kMiB, {{32 * kMiB, 512 * kMiB}, {0, 128 * kMiB}}, 0.01, 2, 8},
+    // Three unlimited tiers each half as fast as the one above, DRAM for two snapshots, 8 steps, 5 ms per call.
+    {"three-open", 16 * kMiB, {{0, 256 * kMiB}, {0, 128 * kMiB}, {0, 64 * kMiB}}, 0.005, 3, 8},
 };
 
 /// The file tiers `m` has, fastest first.

@@ -437,28 +437,51 @@ TEST(Placement, SpreadingCountsResidentsAndArrivalsAndRespectsRoom) {
   EXPECT_EQ(p.dir_tier, (std::vector<int>{2, 1, 1}));
 }
 
+/// Records still to come, read before those ranked after them (a counted LIFO's newest).
+std::vector<PlacementItem> to_come(std::size_t n, std::uint64_t bytes) {
+  std::vector<PlacementItem> items = uniform(n, bytes);
+  for (PlacementItem& it : items) it.coming = true;
+  return items;
+}
+
 // While writes come down over unlimited tiers, a joining tier with no drain under way takes the next
 // record to leave DRAM though the fastest, draining one already, would finish it sooner (first
-// opportunity), when a record still to come is read before it (LIFO's oldest). Not for a record read
+// opportunity), when records still to come are read before it (LIFO's oldest). Not for a record read
 // before any to come (FIFO's newest), once reads begin, or with a bounded tier: the soonest finished.
 TEST(Placement, AnIdleTierTakesTheNextDrainWhileWritesComeDown) {
   const std::vector<double> rates = {0, 5000, 1000};  // tier 2 is 5x slower; both join beside DRAM for 10
-  PlacementItem to_come{100, 100, 0};
-  to_come.coming = true;
-  std::vector<PlacementItem> ranked = spilled(2, 100);
-  ranked[1].arriving = 1;
-  ranked.insert(ranked.begin(), to_come);
+  std::vector<PlacementItem> ranked = to_come(6, 100);  // enough calls before it (the next test)
+  for (const PlacementItem& it : spilled(2, 100)) ranked.push_back(it);
+  ranked.back().arriving = 1;
   auto next_drain = [&](const std::vector<PlacementItem>& items, const std::vector<std::uint64_t>& caps,
                         bool moves_up) { return place(items, 1000, caps, moves_up, rates).dir_tier[items.size() - 2]; };
   EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 2);
   EXPECT_EQ(next_drain(ranked, {0, 0, 0}, true), 1);
   EXPECT_EQ(next_drain(ranked, {0, 0, 10000}, false), 1);
-  ranked.front().coming = false;  // read before any record to come
+  for (PlacementItem& it : ranked) it.coming = false;  // read before any record to come
   EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 1);
   // Both idle: the soonest finished, the fastest.
-  ranked.front().coming = true;
+  for (std::size_t i = 0; i < 6; ++i) ranked[i].coming = true;
   ranked.back().arriving = -1;
   EXPECT_EQ(next_drain(ranked, {0, 0, 0}, false), 1);
+}
+
+// A record read after others still to come takes the idle slower tier only where the calls before its read
+// (the writes to come and the reads ranked before it), at the pace of both tiers together (a record at
+// 6000 B/s), hide that tier's write and fetch of it (200 B at 1000 B/s): twelve calls, six records to come.
+// With five the fastest finishes it soonest. DRAM for fewer than four records: the idle tier takes it.
+TEST(Placement, AnIdleTierTakesARecordReadAfterOthersToComeOnlyIfTheCallsBeforeItHideItsCopies) {
+  const std::vector<double> rates = {0, 5000, 1000};
+  auto next_drain = [&](std::size_t coming, std::uint64_t dram) {
+    std::vector<PlacementItem> ranked = to_come(coming, 100);
+    for (const PlacementItem& it : spilled(2, 100)) ranked.push_back(it);
+    ranked.back().arriving = 1;  // the fast tier is busy
+    return place(ranked, dram, {0, 0, 0}, false, rates, 1000).dir_tier[ranked.size() - 2];
+  };
+  EXPECT_EQ(next_drain(6, 1000), 2);
+  EXPECT_EQ(next_drain(5, 1000), 1);
+  EXPECT_EQ(next_drain(1, 1000), 1) << "the end of a counted LIFO's writes";
+  EXPECT_EQ(next_drain(1, 300), 2) << "DRAM for three: the writer waits on drains, calls take longer";
 }
 
 // With idle_tiers_start, over unlimited tiers 5x apart while writes come down, a record no record to come

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/policies/pass.hpp"
+
 namespace mlbs::engine::policies {
 namespace {
 
@@ -164,13 +166,42 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       if (u != t && joins_spread(tier_rate, u, bytes, reach[u])) others += tier_rate[u];
     return double(since[t]) * tier_rate[t] >= others * (1.0 - 1e-9);
   };
-  // Whether a record of `bytes` goes to the tier free soonest (first
-  // opportunity): it is read after a record still to come, or
+  // A record read after one still to come, ranked `rank`: an idle tier's
+  // write and fetch of it hide behind the application's calls before its
+  // read (the writes still to come and the reads ranked before it), each
+  // taken at the pace the joining tiers set together (a record at the sum
+  // of their rates). Without the test, at the end of a counted LIFO's
+  // writes the slowest tier, idle, took the record read right after DRAM's:
+  // the last write waited for that drain and the reads for its fetch
+  // (`lifo/t3/n32/s8/fs0.00/bw2/f1.0` with the count 1.178x, without it
+  // 1.087x, now 1.087x both; a revolve-like order over 8 steps in four
+  // parts 1.333x -> 1.131x). Only where DRAM holds kDoubleBufferSlots such
+  // records: with fewer, the writer waits on drains, calls take longer than
+  // that pace, and the test kept idle tiers idle (LIFO over 8 records with
+  // DRAM for two: up to 0.28 worse). Twice the bytes, a write and a fetch:
+  // at 1.5x the sweeps kept one point of the gains, at 3x 10-34 points per
+  // sweep were worse.
+  const auto to_come = std::size_t(
+      std::count_if(ranked.begin(), ranked.end(), [](const PlacementItem& it) { return it.coming; }));
+  auto hides_behind_calls = [&](std::uint64_t bytes, std::size_t rank) {
+    if (!double_buffers(mem_capacity, bytes)) return true;
+    double joining = 0;  // the joining tiers' combined rate
+    for (std::size_t t = 1; t < tier_rate.size(); ++t)
+      if (joins_spread(tier_rate, t, bytes, reach[t])) joining += tier_rate[t];
+    const double calls = double(rank + to_come);
+    for (std::size_t t = 1; t < tier_capacity.size(); ++t)
+      if (incoming[t] == 0 && joins_spread(tier_rate, t, bytes, reach[t]) && calls * tier_rate[t] < 2.0 * joining)
+        return false;
+    return true;
+  };
+  // Whether record `rank` of `bytes` goes to the tier free soonest (first
+  // opportunity): it is read after a record still to come and every idle
+  // tier's copies of it hide behind the calls before its read, or
   // (`idle_tiers_start`) some joining tier is idle and every idle one's
-  // fetch of it hides.
-  auto first_free = [&](std::uint64_t bytes, bool after_coming) {
+  // fetch of it hides behind the other tiers' fetches.
+  auto first_free = [&](std::uint64_t bytes, bool after_coming, std::size_t rank) {
     if (!first_opportunity) return false;
-    if (after_coming) return true;
+    if (after_coming) return hides_behind_calls(bytes, rank);
     if (!idle_tiers_start) return false;
     bool idle = false;
     for (std::size_t t = 1; t < tier_capacity.size(); ++t) {
@@ -405,7 +436,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       continue;
     }
     const bool leaving = moves_up && ranked[i].held && ranked[i].file_copy < 0;
-    const bool soonest_free = first_free(ranked[i].bytes, after_coming);
+    const bool soonest_free = first_free(ranked[i].bytes, after_coming, i);
     for (std::size_t t : leaving ? fastest_first : tier_order(ranked[i].bytes, soonest_free))
       if (usable(ranked[i], t) || evict_backed(i, t)) {
         take(t, ranked[i].bytes);

@@ -94,7 +94,12 @@ struct Placement {
 /// bandwidth as the physical bound's split does; while writes come down
 /// (`moves_up` false) over tiers none of which is bounded, one read after
 /// a record still to come (`coming`) takes first a tier with no record
-/// arriving (first opportunity: an idle tier starts), and with
+/// arriving (first opportunity: an idle tier starts) if, where
+/// `mem_capacity` holds kDoubleBufferSlots records, the calls before its
+/// read (the writes to come and the reads ranked before it), at the pace
+/// of the joining tiers' combined rate, outlast each idle tier's write
+/// and fetch of it (a record read just after DRAM's at the end of the
+/// writes does not start the slowest tier), and with
 /// `idle_tiers_start` (pass.hpp's idle_tiers_start()) so does any other
 /// record when some joining tier is idle and the records placed between it
 /// and each idle tier's last record before it (in rank order) come from the
