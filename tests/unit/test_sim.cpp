@@ -693,7 +693,7 @@ TEST(Sim, ACountedLifoStreamsItsWritesAsAnUncountedOneDoes) {
 
 // A revolve-like order over 8 steps in four parts, three unlimited tiers each half as fast as the one above,
 // DRAM for two steps, compute half the least I/O: at the end of the writes the slowest tier, idle, takes no
-// part of the step read second, which the calls before its read cannot hide the tier's write and fetch of
+// part of the step read third, which the calls before its read cannot hide the tier's write and fetch of
 // (policies::place). It took one: the last write waited for its drain and the reads for its fetch (1.333x).
 TEST(Sim, AnIdleSlowTierTakesNoRecordReadTooSoonAfterTheTurn) {
   const Result r = sweep_point("rev/t3/n8/s2/fs0.00/bw2/f0.5", 4);
