@@ -338,14 +338,15 @@ TEST(Policies, FileTierMovesDropStraysAndMoveDown) {
   EXPECT_FALSE(file_tier_moves(b.view(), notes));
 }
 
-// Staging: while a write waits for a slot, a record leaving DRAM for a busy tier goes to the fastest tier above it
-// with free room (nothing evicted) that no other copy is writing into; not when its target is idle or in persistent
-// mode; with no such tier above it waits for its target (one drain at a time into the last tier, which tier 3 is).
-TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
+// Staging: while a write waits for a slot, a record leaving DRAM for a busy tier goes to the fastest file tier if it
+// has free room (nothing evicted) and no other copy is writing into it; not when its target is idle or in persistent
+// mode. A middle tier takes it only while LIFO copies ahead: else it waits for its target (one drain at a time into
+// the last tier, which tier 3 is), as its move down would share the middle tier with the moves into it.
+TEST(Policies, DrainDramStagesOnTheFastestTierWhileTheTargetIsBusy) {
   const auto decide = decider(drain_dram, [] {
     Scene s(4);
     s.writing = s.write_waits = true;
-    s.tiers[1].free_bytes = 0;  // full
+    s.tiers[1].free_bytes = kRec;
     s.tiers[2].free_bytes = kRec;
     s.tiers[3].copies_in_flight = 1;
     s.add(bit(0), 3);
@@ -355,21 +356,26 @@ TEST(Policies, DrainDramStagesOnAFasterTierWhileTheTargetIsBusy) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->purpose, Purpose::stage);
   EXPECT_EQ(d->src, 0);
-  EXPECT_EQ(d->dst, 2) << "the fastest tier above the target with room";
+  EXPECT_EQ(d->dst, 1) << "the fastest tier, with room";
   EXPECT_TRUE(d->drops.empty());
   const auto direct = [](const std::optional<Decision>& x) { return x && x->purpose == Purpose::drain_dram && x->dst == 3; };
   EXPECT_TRUE(direct(decide([](Scene& s) { s.tiers[3].copies_in_flight = 0; }))) << "the target is idle";
-  EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].free_bytes = kRec - 1; })) << "no room above: it waits";
-  EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].copies_in_flight = s.tiers[2].arrivals_in_flight = 1; }))
-      << "the tier with room takes another copy: it waits";
-  const auto past = decide([](Scene& s) {
-    s.tiers[1].free_bytes = kRec;
-    s.tiers[1].copies_in_flight = s.tiers[1].arrivals_in_flight = 1;
-  });
-  ASSERT_TRUE(past);
-  EXPECT_EQ(past->dst, 2) << "past the fastest tier, which takes another copy";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].free_bytes = kRec - 1; })) << "no room in the fastest: it waits";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[1].copies_in_flight = s.tiers[1].arrivals_in_flight = 1; }))
+      << "the fastest tier takes another copy: it waits";
   EXPECT_FALSE(decide([](Scene& s) { s.write_waits = false; })) << "no write waits for a slot";
-  EXPECT_FALSE(decide([](Scene& s) { s.records[0].avoid = bit(2); })) << "the tier failed for it";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[0].avoid = bit(1); })) << "the tier failed for it";
+  const auto middle = [](Scene& s) {
+    s.copy_ahead = true;
+    s.tiers[1].free_bytes = 0;  // full
+  };
+  const auto ahead = decide(middle);
+  ASSERT_TRUE(ahead);
+  EXPECT_EQ(ahead->dst, 2) << "LIFO copying ahead: the middle tier, the fastest with room";
+  EXPECT_FALSE(decide([&](Scene& s) {
+    middle(s);
+    s.tiers[2].copies_in_flight = s.tiers[2].arrivals_in_flight = 1;
+  })) << "the tier with room takes another copy: it waits";
   Scene p(3);
   p.persistent = p.writing = p.write_waits = true;
   p.tiers[2].copies_in_flight = 1;
