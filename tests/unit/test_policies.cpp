@@ -1636,6 +1636,29 @@ TEST(Pass, ACountedLifoStreamsItsWritesWhereDramHoldsFewerThanFour) {
   EXPECT_FALSE(writes_leave_dram(false, 5, 2 * kRec, kRec, bounded)) << "a bounded tier";
 }
 
+// Whether the records written are all read after those still to come (what lets a known order's writes stream
+// down): LIFO told its count, always; an explicit order while no record written ranks before the last record to
+// come (a revolve-like order's older groups), not once one does (the newest group's head, read first), nor with
+// nothing to come; FIFO and LIFO without its count, never (newest_first covers the latter).
+TEST(Pass, AnExplicitOrderReadsItsWritesAfterThoseToComeUntilItsHeadIsWritten) {
+  std::deque<Record> recs(2);
+  const std::vector<Record*> ranked = in_order(recs);
+  recs[0].rank = 5;
+  recs[1].rank = 7;
+  WriteBursts bursts;
+  const auto after = [&](Schedule::Kind kind, std::vector<std::uint64_t> to_come, bool counted = false) {
+    const WriteState w{.kind = kind, .counted = counted, .budget = 2 * kRec, .last_write_bytes = kRec,
+                       .bursts = bursts};
+    return read_after_coming(w, ranked, Coming{std::move(to_come), kRec});
+  };
+  EXPECT_TRUE(after(Schedule::Kind::explicit_order, {1, 2, 3}));
+  EXPECT_FALSE(after(Schedule::Kind::explicit_order, {1, 6})) << "record 0 is read before one to come";
+  EXPECT_FALSE(after(Schedule::Kind::explicit_order, {})) << "nothing to come";
+  EXPECT_TRUE(after(Schedule::Kind::lifo, {0, 0}, true));
+  EXPECT_FALSE(after(Schedule::Kind::lifo, {0, 0}));
+  EXPECT_FALSE(after(Schedule::Kind::fifo, {1, 2, 3}, true));
+}
+
 // The store's own part count: whole when DRAM holds four records or the size is unknown; else the least power of two putting eight parts in DRAM, capped.
 TEST(AutoParts, EightPartsInDramWhereItHoldsFewerThanFourRecords) {
   using mlbs::engine::policies::auto_parts;

@@ -718,6 +718,16 @@ TEST(Sim, AnIdleSlowTierTakesNoRecordReadTooSoonAfterTheTurn) {
   EXPECT_LT(r.tiers[3].bytes_in, 16 * kMiB) << "the slowest tier took four parts";
 }
 
+// A revolve-like order over two unlimited tiers 2x apart, DRAM for two whole records, compute half the least I/O:
+// the older groups' records, all read after those still to come, stream down as a counted LIFO's do
+// (policies::read_after_coming), so the slower tier takes its share; DRAM held them until a write needed the slot
+// and drained them one at a time into the fastest tier, the slower one idle (1.505x the bound).
+TEST(Sim, AnExplicitOrderStreamsTheRecordsItReadsAfterThoseToCome) {
+  const Result r = sweep_point("rev/t2/n96/s2/fs0.00/bw2/f0.5");
+  EXPECT_LT(r.wall_s / r.bound_s, 1.4);
+  EXPECT_GT(r.tiers[2].bytes_in, 0u) << "the slower tier took nothing";
+}
+
 // The timeline names each copy and each wait.
 TEST(Sim, TimelineRecordsCopiesAndWaits) {
   Machine m = two_tiers(32 * kMiB, 96 * kMiB);

@@ -231,12 +231,19 @@ std::uint64_t guessed_to_come(std::uint64_t dram_records, bool uncounted_lifo, b
   return unbounded(file_bytes) ? std::max<std::uint64_t>(dram_records, 1) : 0;
 }
 
+bool read_after_coming(const WriteState& w, std::span<catalog::Record* const> ranked, const Coming& coming) {
+  if (w.kind == Schedule::Kind::lifo) return w.counted;
+  if (w.kind != Schedule::Kind::explicit_order || coming.ranks.empty()) return false;
+  return std::none_of(ranked.begin(), ranked.end(),
+                      [&](const catalog::Record* r) { return r->rank < coming.ranks.back(); });
+}
+
 void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ranked, Limits& limits,
                        Coming& coming) {
   const bool lifo = w.kind == Schedule::Kind::lifo;
   const bool newest = newest_first(w.kind, w.counted);
-  const bool streaming = writes_leave_dram(newest, lifo && w.counted ? coming.ranks.size() : 0, w.budget,
-                                           w.last_write_bytes, limits.file_bytes);
+  const bool streaming = writes_leave_dram(newest, read_after_coming(w, ranked, coming) ? coming.ranks.size() : 0,
+                                           w.budget, w.last_write_bytes, limits.file_bytes);
   const std::uint64_t dram_records = w.last_write_bytes ? w.budget / w.last_write_bytes : 0;
   coming.ranks.insert(coming.ranks.begin(),
                       guessed_to_come(dram_records, lifo && !w.counted, w.last_write_bytes != 0, w.copy_ahead,
