@@ -153,11 +153,12 @@ std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes
 /// without its count, an unknown one), and for one that reads every record
 /// written after those still to come (read_after_coming(): lifo:N, an
 /// explicit order for a while) while records are still to come after the
-/// next (`counted_to_come`, their Coming::ranks) where DRAM holds fewer than kDoubleBufferSlots writes of
-/// `last_write_bytes` and no file tier has a capacity limit (`file_bytes`
-/// all 0): the records still to come claim DRAM first (place_records()), so
-/// every record written is placed below it, as under newest-first writes,
-/// and drained one at a time they left the slower tiers idle. Telling mlbs
+/// next (`counted_to_come`, their Coming::ranks) where DRAM holds fewer
+/// than kDoubleBufferSlots writes of `last_write_bytes` and no file tier
+/// has a capacity limit (`file_bytes` all 0): the records still to come
+/// claim DRAM first (place_records()), so every record written is placed
+/// below it, as under newest-first writes, and drained one at a time they
+/// left the slower tiers idle. Telling mlbs
 /// the count made LIFO over three half-speed tiers with DRAM for two records
 /// 1.75x the bound where not telling it gave 1.21x. mlbs-sim's sweep with the
 /// count (`--hint`): 18 points better by up to 0.54, 1 worse by 0.04 (to what
