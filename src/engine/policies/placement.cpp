@@ -181,8 +181,9 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // DRAM for two: up to 0.28 worse). Twice the bytes, a write and a fetch:
   // at 1.5x the sweeps kept one point of the gains, at 3x 10-34 points per
   // sweep were worse.
-  const auto to_come = std::size_t(
-      std::count_if(ranked.begin(), ranked.end(), [](const PlacementItem& it) { return it.coming; }));
+  std::size_t to_come = 0;  // counted only where first opportunity asks
+  if (first_opportunity)
+    for (const PlacementItem& it : ranked) to_come += it.coming;
   auto hides_behind_calls = [&](std::uint64_t bytes, std::size_t rank) {
     if (!double_buffers(mem_capacity, bytes)) return true;
     double joining = 0;  // the joining tiers' combined rate
