@@ -26,8 +26,8 @@
 // tiers at 500 and 100 MiB/s and 12.5 ms per call. --machine three has
 // three file tiers, two bounded (48 MiB each at 512 and 256 MiB/s) above
 // an unlimited one at 128 MiB/s, DRAM for 8 records, 10 ms per call and
-// three helpers: the sweep's
-// t3/fs0.25 classes on real tiers. --machine small has DRAM and a 512 MiB/s
+// three helpers: the sweep's t3/fs0.25 classes on real tiers. --machine
+// small has DRAM and a 512 MiB/s
 // tier for four records each over an unlimited one at 128 MiB/s, 8 records,
 // 10 ms per call: capacity forces nothing onto the slow tier ("Into the fast
 // tier beside the slower one's copy"). --machine three-open has DRAM for two
@@ -35,8 +35,9 @@
 // ms per call and three helpers: with `--schedule revolve --store-parts 4`
 // the real check of "The calls before its read hide an idle tier's
 // copies" (architecture.md), where the real runs part from the model.
-// --parts K writes each step's snapshot as K records back to back (ids step x K + j; the compute stays per step), as
-// mlbs-sim --parts models it (docs/simulator.md, "Records in parts");
+// --parts K writes each step's snapshot as K records back to back (ids
+// step x K + j; the compute stays per step), as mlbs-sim --parts models it
+// (docs/simulator.md, "Records in parts");
 // --store-parts K has the store do it (StoreOptions::parts, docs/parts.md):
 // one record per step, kept as K parts, the same model. --trace
 // FILE writes the last real run's Chrome trace, to set beside the model's

@@ -158,9 +158,9 @@ std::uint64_t write_streams(std::uint64_t budget, std::uint64_t last_write_bytes
 /// has a capacity limit (`file_bytes` all 0): the records still to come
 /// claim DRAM first (place_records()), so every record written is placed
 /// below it, as under newest-first writes, and drained one at a time they
-/// left the slower tiers idle. Telling mlbs
-/// the count made LIFO over three half-speed tiers with DRAM for two records
-/// 1.75x the bound where not telling it gave 1.21x. mlbs-sim's sweep with the
+/// left the slower tiers idle. Telling mlbs the count made LIFO over three
+/// half-speed tiers with DRAM for two records 1.75x the bound where not
+/// telling it gave 1.21x. mlbs-sim's sweep with the
 /// count (`--hint`): 18 points better by up to 0.54, 1 worse by 0.04 (to what
 /// the run without the count gives there). Over a bounded tier too: 6 more
 /// worse by up to 0.045 (streamed records took the bounded tier's room from
@@ -321,8 +321,8 @@ inline constexpr double kNearlyCovered = 0.9;
 /// 1.065x). Then (limits_for_writes()) the writes keep room for a step, the
 /// slower tiers join over the DRAM all but one part leaves (the lookahead
 /// reads will have; a step's room alone would keep them out), and once
-/// reads begin DRAM keeps room for two steps
-/// (Limits::read_room_bytes): the step being read and the next one, fetched
+/// reads begin DRAM keeps room for two steps (Limits::read_room_bytes):
+/// the step being read and the next one, fetched
 /// during the compute. With room for one write, the records DRAM held kept
 /// six of eight slots through the writes and each step waited for its drain
 /// (`fifo/t2/n96/s2/fs0.00/bw2/f1.0` in four store parts: 1.390x the
@@ -417,8 +417,7 @@ bool read_after_coming(const WriteState& w, std::span<catalog::Record* const> ra
 /// read_room_bytes too), bottleneck_first, idle_tiers_start and
 /// leads_first. LIFO without its count gets its guessed records at the
 /// front of `coming.ranks` (guessed_to_come()), whose writes_done must be
-/// set. Limits::to_come_bytes, per store, stays the
-/// caller's.
+/// set. Limits::to_come_bytes, per store, stays the caller's.
 void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ranked, Limits& limits,
                        Coming& coming);
 
