@@ -1595,6 +1595,16 @@ TEST(Pass, AKnownOrderSpillsFromTheWriteThatFillsDram) {
   EXPECT_EQ(dram_limit(3 * kRec, 0, kRec, 2 * kRec, 1, true), 2 * kRec) << "a small budget keeps every slot it can";
 }
 
+// With a write streaming down per tier, a known schedule spills once the records held leave less than their
+// room: the record after the last one DRAM keeps leaves as it is written.
+TEST(Pass, AKnownOrderSpillsOnceTheRecordsHeldLeaveLessThanItsStreamsRoom) {
+  const std::uint64_t budget = 8 * kRec;
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 5 * kRec, 3, true), 5 * kRec) << "five held, three streams: spilling";
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 6 * kRec, 3, true), 5 * kRec);
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 4 * kRec, 3, true), 7 * kRec) << "room for the streams: one write's room";
+  EXPECT_EQ(dram_limit(budget, 0, kRec, 6 * kRec, 3, false), 7 * kRec) << "newest first: not spilling yet";
+}
+
 // LIFO without the count: one write streams down per tier that joins spreading, at most one per DRAM slot;
 // a persistent run, one file tier or an unknown rate keep the single write's room.
 TEST(Pass, NewestFirstWritesStreamDownToEveryTierThatJoins) {

@@ -728,6 +728,23 @@ TEST(Sim, AnExplicitOrderStreamsTheRecordsItReadsAfterThoseToCome) {
   EXPECT_GT(r.tiers[2].bytes_in, 0u) << "the slower tier took nothing";
 }
 
+// FIFO over three unlimited tiers 2x apart, DRAM for eight records, compute equal to the least I/O: DRAM keeps
+// the five records read first and three writes' room (one per tier), so the sixth record is drained as soon as it
+// is written, not once DRAM is full two writes later (pass.hpp's dram_limit(): 1.262x -> 1.236x the bound).
+TEST(Sim, AKnownOrderSpillsOnceTheRecordsHeldLeaveLessThanItsStreamsRoom) {
+  auto points = sweep_points({Schedule::Kind::fifo}, false, "fifo/t3/n32/s8/fs0.00/bw2/f1.0");
+  ASSERT_EQ(points.size(), 1u);
+  points[0].machine.timeline = true;
+  const Result r = simulate(points[0].machine, points[0].workload);
+  const double step_s = points[0].workload.compute_per_write_s +
+                        double(points[0].workload.record_bytes) / points[0].machine.copy_bytes_per_s;
+  double first_drain = 1e9;
+  for (const Span& s : r.timeline)
+    if (s.what == "drain DRAM") first_drain = std::min(first_drain, s.start_s);
+  EXPECT_LT(first_drain, 6.5 * step_s) << "the first drain waited for the seventh write";
+  EXPECT_LT(r.wall_s / r.bound_s, 1.25);
+}
+
 // The timeline names each copy and each wait.
 TEST(Sim, TimelineRecordsCopiesAndWaits) {
   Machine m = two_tiers(32 * kMiB, 96 * kMiB);

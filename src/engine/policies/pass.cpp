@@ -19,7 +19,10 @@ std::uint64_t dram_limit(std::uint64_t budget, std::uint64_t pending_bytes, std:
                          std::uint64_t held_bytes, std::uint64_t streams, bool known_order) {
   std::uint64_t headroom = std::max(pending_bytes, last_write_bytes);
   const std::uint64_t wanted = held_bytes + headroom;
-  if (last_write_bytes && (wanted > budget || (known_order && wanted == budget))) {
+  // A known schedule's held records stay while later ones come and go: it
+  // spills as soon as they leave less than its streams' room.
+  const std::uint64_t known_wanted = held_bytes + std::max(headroom, streams * last_write_bytes);
+  if (last_write_bytes && (wanted > budget || (known_order && known_wanted >= budget))) {
     // Writes that spill: with room for one write, each waits until the record
     // leaving DRAM is copied down, and the tier idles while the application
     // copies the next one in. Room for two lets the copies overlap.
