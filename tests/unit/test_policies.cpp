@@ -1343,8 +1343,8 @@ TEST(Pass, WriteBurstsSayWhichWriteBeginsAStep) {
   EXPECT_FALSE(b.start(kRec, 0.0001, 0.001));
 }
 
-// DRAM keeps only each step's first record (Limits::leads_first) for FIFO in scratch mode over one file
-// tier, once steps of several records with compute between them are seen and DRAM holds four of them.
+// DRAM keeps only some steps' first records (Limits::leads_first) for FIFO in scratch mode over one file
+// tier, once steps with compute between them are seen (whole records too) and DRAM holds four of them.
 TEST(Pass, LeadsFirstForFifoStepsOverOneTier) {
   WriteBursts steps;
   for (int step = 0; step < 2; ++step) {
@@ -1360,10 +1360,43 @@ TEST(Pass, LeadsFirstForFifoStepsOverOneTier) {
   EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, 0, 1, false)) << "reads began";
   WriteBursts whole;
   for (int step = 0; step < 2; ++step) whole.start(kRec, 0.02, 0.001);
-  EXPECT_FALSE(leads_first(fifo, 16 * kRec, whole, kRec, 1, false)) << "a record a step";
+  EXPECT_TRUE(leads_first(fifo, 4 * kRec, whole, kRec, 1, false)) << "a record a step: every record leads one";
+  EXPECT_FALSE(leads_first(fifo, 3 * kRec, whole, kRec, 1, false)) << "DRAM for less than four records";
   WriteBursts no_compute;
   for (int w = 0; w < 8; ++w) no_compute.start(kRec, w == 0 ? 1.0 : 0, 0.001);
   EXPECT_FALSE(leads_first(fifo, 64 * kRec, no_compute, kRec, 1, false)) << "one burst, no step seen";
+}
+
+// The spacing of the leads DRAM keeps is the least power of two with which the leads of four times the steps
+// written fit its slots: it doubles as the run outgrows DRAM.
+TEST(Pass, LeadSpacingDoublesAsTheRunOutgrowsDram) {
+  EXPECT_EQ(lead_spacing(0, 6), 1u);
+  EXPECT_EQ(lead_spacing(1, 6), 1u) << "four steps' leads fit six slots";
+  EXPECT_EQ(lead_spacing(2, 6), 2u) << "eight would not; four of every other do";
+  EXPECT_EQ(lead_spacing(6, 6), 4u);
+  EXPECT_EQ(lead_spacing(32, 6), 32u) << "128 steps guessed: four leads of every 32nd";
+  EXPECT_EQ(lead_spacing(32, 0), 1u) << "no slots";
+}
+
+// Under leads_first, DRAM keeps the first record of every spacing-th step: six whole records written with DRAM
+// for six, the run guessed four times as long, steps 0 and 4; the others drain from the first write.
+TEST(Pass, LeadsFirstKeepsTheLeadsOfEverySpacingThStep) {
+  std::deque<Record> recs(6);
+  std::vector<Record*> ranked = in_order(recs);
+  for (Record& r : recs) {
+    r.copies = bit(0);
+    r.step_lead = true;
+  }
+  Limits limits;
+  limits.file_bytes = {0, 0};
+  limits.dram_bytes = 6 * kRec;
+  limits.moves_up = false;
+  limits.leads_first = true;
+  place_records(ranked, limits);
+  for (std::size_t i = 0; i < recs.size(); ++i) EXPECT_EQ(recs[i].want_mem, i == 0 || i == 4) << "record " << i;
+  limits.leads_first = false;
+  place_records(ranked, limits);
+  for (const Record& r : recs) EXPECT_TRUE(r.want_mem) << "by rank all six fit";
 }
 
 // The compute between bursts is the shorter of the last two gaps that began one; none is known before a second burst.

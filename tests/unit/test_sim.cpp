@@ -656,6 +656,22 @@ TEST(Sim, FifoOverOneTierKeepsEachStepsFirstPart) {
   EXPECT_LT(r.write_blocked_s, 0.01 * r.wall_s);
 }
 
+// The same with whole records: DRAM keeps the first record of every spacing-th step (policies::lead_spacing),
+// so the tier drains from the second write on, where by rank DRAM kept the first six records and the tier
+// idled until the seventh (1.117x the bound).
+TEST(Sim, FifoOverOneTierKeepsSpacedRecordsWhole) {
+  const Result r = sweep_point("fifo/t1/n32/s8/fs0.00/bw2/f1.0");
+  EXPECT_LT(r.wall_s / r.bound_s, 1.06);
+  double first_drain = 1e9;
+  std::uint64_t first_id = 0;
+  for (const Span& s : r.timeline)
+    if (s.what == "drain DRAM" && s.start_s < first_drain) {
+      first_drain = s.start_s;
+      first_id = s.id;
+    }
+  EXPECT_EQ(first_id, 1u) << "the tier started with record " << first_id;
+}
+
 // FIFO over two unlimited tiers, the second 20 times slower, each step in four parts, DRAM for two steps,
 // compute equal to the least I/O time: the slow tier never joins, so the tiers do not spread and DRAM keeps
 // room for a step (policies::write_room); counted as spreading, room for one part made each step's last

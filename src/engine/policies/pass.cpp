@@ -61,8 +61,16 @@ bool idle_tiers_start(std::uint64_t budget, std::uint64_t burst_bytes) {
 
 bool leads_first(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts, std::uint64_t last_write_bytes,
                  std::size_t file_tiers, bool persistent) {
-  return kind == Schedule::Kind::fifo && !persistent && file_tiers == 1 && last_write_bytes &&
-         bursts.bytes() > last_write_bytes && bursts.gap_s() > 0 && double_buffers(budget, bursts.bytes());
+  return kind == Schedule::Kind::fifo && !persistent && file_tiers == 1 && last_write_bytes && bursts.gap_s() > 0 &&
+         double_buffers(budget, bursts.bytes());
+}
+
+std::uint64_t lead_spacing(std::uint64_t steps, std::uint64_t slots) {
+  std::uint64_t spacing = 1;
+  if (!slots) return spacing;
+  const std::uint64_t guess = kLeadRunGuess * steps;
+  while ((guess + spacing - 1) / spacing > slots) spacing *= 2;
+  return spacing;
 }
 
 bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent) {
@@ -112,6 +120,18 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   std::vector<std::size_t> at(ranked.size());  // ranked[i]'s item
   std::size_t next_coming = 0;
   std::uint64_t dram_bytes = n_coming ? std::max(limits.dram_bytes, limits.coming_dram_bytes) : limits.dram_bytes;
+  // Under leads_first DRAM keeps the leads of every spacing-th step (FIFO:
+  // rank order is write order, so `step` counts the steps as written).
+  std::uint64_t spacing = 1, step = 0;
+  if (limits.leads_first) {
+    std::uint64_t steps = 0, slot = 0;
+    for (const catalog::Record* r : ranked)
+      if (r->step_lead) {
+        ++steps;
+        slot = std::max(slot, dram_footprint(*r));
+      }
+    spacing = lead_spacing(steps, slot ? dram_bytes / slot : 0);
+  }
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     catalog::Record* r = ranked[i];
     for (; next_coming < n_coming && coming.ranks[next_coming] <= r->rank; ++next_coming) items.push_back(to_come);
@@ -156,7 +176,7 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
     if (pinned) dram_bytes -= std::min(dram_bytes, footprint);
     items.push_back(
         {r->plan_bytes(), pinned ? 0 : footprint, r->avoid, have, r->for_readers, backing, spent, arriving, held});
-    items.back().lead = r->step_lead;
+    items.back().lead = r->step_lead && step++ % spacing == 0;
   }
   items.insert(items.end(), n_coming - next_coming, to_come);  // read after every record written
   static const std::vector<double> kNoRates;  // persistent: no spreading

@@ -50,8 +50,8 @@ struct Limits {
   /// record read before any still to come when the reads before it hide its
   /// fetch (place(), idle_tiers_start()).
   bool idle_tiers_start = false;
-  /// While writes come: DRAM holds only the first record of each step
-  /// (Record::step_lead; place(), leads_first()).
+  /// While writes come: DRAM holds only the first record of some steps
+  /// (Record::step_lead; place(), leads_first(), lead_spacing()).
   bool leads_first = false;
   /// Once reads began: DRAM kept for the records to come up, beside which a
   /// record only DRAM holds keeps its slot (place()); 0: one slot per file
@@ -246,20 +246,37 @@ class WriteBursts {
   double gap_ = -1, previous_gap_ = -1;  // -1: not known yet
 };
 
-/// Whether DRAM keeps only the first record of each step while writes come
-/// (Limits::leads_first): FIFO in scratch mode over one file tier, each
-/// step written as several records (`bursts`: WriteBursts; bursts of more
-/// than `last_write_bytes`, with compute between them) and DRAM for
+/// Whether DRAM keeps only the first record of some steps while writes come
+/// (Limits::leads_first): FIFO in scratch mode over one file tier, steps
+/// (`bursts`: WriteBursts) with compute between them, and DRAM for
 /// kDoubleBufferSlots of them. By rank DRAM keeps the first steps whole, and
 /// the tier, which capacity makes the bottleneck, idles until DRAM is full;
-/// keeping a step's first record instead, it drains the rest of every step
-/// from the first write, and each read then fetches only the rest. So a
-/// fraction of every step stays in DRAM, as the least time a linear program
-/// over the run finds (benchmarks/lp_bound.py) does. Over several tiers
-/// FIFO's other rules start the slower ones (idle_tiers_start(),
-/// bottleneck_first()), and this one lost there by up to 0.18.
+/// keeping some steps' first records instead (lead_spacing() says which), it
+/// drains the rest from the first write, and each read then fetches only the
+/// rest. So DRAM's share is spread over the run, as the least time a linear
+/// program over the run finds (benchmarks/lp_bound.py) spreads it. Over
+/// several tiers FIFO's other rules start the slower ones
+/// (idle_tiers_start(), bottleneck_first()), and this one lost there by up
+/// to 0.18.
 bool leads_first(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts, std::uint64_t last_write_bytes,
                  std::size_t file_tiers, bool persistent);
+
+/// How many times the steps written so far leads_first() takes the run to
+/// last, lead_spacing()'s guess of what is still to come.
+inline constexpr std::uint64_t kLeadRunGuess = 4;
+
+/// Under leads_first(), DRAM keeps the first record of every `spacing`-th
+/// step (the first step's always): the least power of two with which the
+/// leads of kLeadRunGuess x `steps` written fit DRAM's `slots` for them. As
+/// the run goes on the spacing doubles and every other lead kept drains, so
+/// DRAM's records stay spread over the steps without knowing their count.
+/// A record each step, a lead each step kept DRAM's first steps whole (the
+/// tier idle until DRAM was full); the count itself (fifo:N, spacing = N /
+/// slots) did no better over the sweep. A guess of the run as long again
+/// kept too many early steps (`fifo/t1/n32/s8/fs0.00/bw2/f1.0` 1.069x
+/// against 1.049x), and keeping the first step's lead only, 1.055x. 1 with
+/// no slots.
+std::uint64_t lead_spacing(std::uint64_t steps, std::uint64_t slots);
 
 /// The write room DRAM keeps while writes come (write_headroom()'s input):
 /// a burst's bytes (WriteBursts) where DRAM holds kDoubleBufferSlots of them,

@@ -35,8 +35,8 @@ struct PlacementItem {
   /// A record not written yet, ranked where the schedule will read it
   /// (place_records(): a counted LIFO's, an explicit order's).
   bool coming = false;
-  /// The first record of a step (Record::step_lead): what place() admits to
-  /// DRAM first under `leads_first`.
+  /// The first record of a step DRAM keeps (Record::step_lead, every
+  /// lead_spacing()-th step): what place() admits to DRAM under `leads_first`.
   bool lead = false;
 };
 
@@ -134,10 +134,11 @@ struct Placement {
 /// `dram_budget` (DRAM's whole budget, which holds records once the writes
 /// end; 0: `mem_capacity`).
 ///
-/// With `leads_first` (FIFO over one file tier, each step several records:
-/// pass.hpp's leads_first()) while writes come down, DRAM holds the records
-/// marked `lead` (rank order) and no other: the tier drains the rest of
-/// every step from the first write instead of idling until DRAM is full.
+/// With `leads_first` (FIFO over one file tier: pass.hpp's leads_first())
+/// while writes come down, DRAM holds the records marked `lead` (rank order;
+/// place_records() marks the first record of every lead_spacing()-th step)
+/// and no other: the tier drains the rest from the first write instead of
+/// idling until DRAM is full.
 ///
 /// Once reads began, a record only DRAM holds that is read after a fetch
 /// keeps its slot beside the slots for the next records to come up: one per
