@@ -261,8 +261,8 @@ class WriteBursts {
 bool leads_first(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts, std::uint64_t last_write_bytes,
                  std::size_t file_tiers, bool persistent);
 
-/// How many times the steps written so far leads_first() takes the run to
-/// last, lead_spacing()'s guess of what is still to come.
+/// lead_spacing()'s guess of a run's length, in multiples of the steps
+/// written so far (FIFO without its count cannot know it).
 inline constexpr std::uint64_t kLeadRunGuess = 4;
 
 /// Under leads_first(), DRAM keeps the first record of every `spacing`-th
