@@ -52,6 +52,14 @@ std::size_t spans_named(const Result& r, const char* what) {
   return std::size_t(std::count_if(r.timeline.begin(), r.timeline.end(), [&](const Span& s) { return s.what == what; }));
 }
 
+/// The earliest timeline span named `what`, or nullptr.
+const Span* first_span(const Result& r, const char* what) {
+  const Span* first = nullptr;
+  for (const Span& s : r.timeline)
+    if (s.what == what && (!first || s.start_s < first->start_s)) first = &s;
+  return first;
+}
+
 /// When the first helper copy into tier `dst` began (from tier `src`, or from any with -1); 1e9 if none did.
 double first_copy_into(const Result& r, int dst, int src = -1) {
   double first = 1e9;
@@ -662,14 +670,9 @@ TEST(Sim, FifoOverOneTierKeepsEachStepsFirstPart) {
 TEST(Sim, FifoOverOneTierKeepsSpacedRecordsWhole) {
   const Result r = sweep_point("fifo/t1/n32/s8/fs0.00/bw2/f1.0");
   EXPECT_LT(r.wall_s / r.bound_s, 1.06);
-  double first_drain = 1e9;
-  std::uint64_t first_id = 0;
-  for (const Span& s : r.timeline)
-    if (s.what == "drain DRAM" && s.start_s < first_drain) {
-      first_drain = s.start_s;
-      first_id = s.id;
-    }
-  EXPECT_EQ(first_id, 1u) << "the tier started with record " << first_id;
+  const Span* first = first_span(r, "drain DRAM");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->id, 1u) << "the tier started with record " << first->id;
 }
 
 // FIFO over two unlimited tiers, the second 20 times slower, each step in four parts, DRAM for two steps,
@@ -754,10 +757,9 @@ TEST(Sim, AKnownOrderSpillsOnceTheRecordsHeldLeaveLessThanItsStreamsRoom) {
   const Result r = simulate(points[0].machine, points[0].workload);
   const double step_s = points[0].workload.compute_per_write_s +
                         double(points[0].workload.record_bytes) / points[0].machine.copy_bytes_per_s;
-  double first_drain = 1e9;
-  for (const Span& s : r.timeline)
-    if (s.what == "drain DRAM") first_drain = std::min(first_drain, s.start_s);
-  EXPECT_LT(first_drain, 6.5 * step_s) << "the first drain waited for the seventh write";
+  const Span* first = first_span(r, "drain DRAM");
+  ASSERT_NE(first, nullptr);
+  EXPECT_LT(first->start_s, 6.5 * step_s) << "the first drain waited for the seventh write";
   EXPECT_LT(r.wall_s / r.bound_s, 1.25);
 }
 
