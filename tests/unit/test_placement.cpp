@@ -599,6 +599,27 @@ TEST(Placement, ASlowerTiersNextRecordTakesASlotInTime) {
   EXPECT_EQ(in_dram(place(ranked_with_slow_at(3), 200, {0, 0, 0}, true)), (std::vector<std::size_t>{0, 1}));
 }
 
+// Reads under way over unlimited tiers 5:1 apart, DRAM for 8 and full of records only it holds, read late
+// (FIFO's last writes): the slot reserved for the next reads covers the slower tier's record within five
+// too, so the fast tier's next record keeps its slot and the last of those records leaves DRAM; reserved
+// for the next two records only, the slower tier's fetch took that one slot. Not with a bounded tier.
+TEST(Placement, TheSlotsForTheNextReadsCoverASlowerTiersRecordInTime) {
+  const std::vector<double> rates = {0, 5000, 1000};
+  std::vector<PlacementItem> ranked(8, PlacementItem{100, 100, 0, 1});
+  ranked[2].file_copy = 2;
+  for (int k = 0; k < 7; ++k) {
+    ranked.push_back(PlacementItem{100, 100, 0, -1});
+    ranked.back().held = true;
+  }
+  const Placement p = place(ranked, 800, {0, 0, 0}, true, rates);
+  EXPECT_TRUE(p.in_memory[0]) << "the fast tier's next record";
+  EXPECT_TRUE(p.in_memory[2]) << "the slower tier's, three ahead";
+  EXPECT_FALSE(p.in_memory[14]) << "the last record DRAM holds alone leaves";
+  for (std::size_t i = 8; i < 14; ++i) EXPECT_TRUE(p.in_memory[i]) << i;
+  const Placement bounded = place(ranked, 800, {0, 0, 10000}, true, rates);
+  EXPECT_TRUE(bounded.in_memory[14]) << "a bounded tier: one slot, for the next two records";
+}
+
 // A tier that moves a record slower than the time the fastest takes to fill DRAM's room stays out of the
 // spreading (reads would wait on it); with more DRAM to look ahead it joins.
 TEST(Placement, ASlowTierJoinsOnlyWithinDramsLookahead) {

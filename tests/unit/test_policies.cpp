@@ -1252,8 +1252,8 @@ TEST(Pass, UncountedLifoOverUnlimitedTiersPlansAsIfTheRunOutgrewDram) {
 
 // limits_for_writes(), the one derivation the engine and mlbs-sim share: uncounted LIFO over two unlimited
 // tiers that spread gets DRAM's records guessed to come and streams its writes (lookahead = the budget); FIFO
-// with DRAM for four writes starts the last tier; the room for the next write leaves DRAM, and once reads
-// began no room is kept and no rule for writes holds.
+// with DRAM for four writes starts the last tier and, its records whole over tiers 5x apart, keeps leads; the
+// room for the next write leaves DRAM, and once reads began no room is kept and no rule for writes holds.
 TEST(Pass, LimitsForWritesDeriveTheScheduleRulesForEngineAndSimulator) {
   std::deque<Record> recs(2);
   const std::vector<Record*> ranked = in_order(recs);
@@ -1282,7 +1282,7 @@ TEST(Pass, LimitsForWritesDeriveTheScheduleRulesForEngineAndSimulator) {
   EXPECT_EQ(fifo.lookahead_bytes, 0u);
   EXPECT_TRUE(fifo.bottleneck_first) << "DRAM for four writes";
   EXPECT_TRUE(fifo.idle_tiers_start);
-  EXPECT_FALSE(fifo.leads_first) << "two file tiers";
+  EXPECT_TRUE(fifo.leads_first) << "whole records over unlimited tiers 5x apart";
 
   Coming reading{{}, kRec};
   const Limits after = limits_of(Schedule::Kind::fifo, 0, reading);
@@ -1352,19 +1352,44 @@ TEST(Pass, LeadsFirstForFifoStepsOverOneTier) {
     for (int part = 1; part < 4; ++part) steps.start(kRec, 0, 0.001);
   }
   const auto fifo = Schedule::Kind::fifo;
-  EXPECT_TRUE(leads_first(fifo, 16 * kRec, steps, kRec, 1, false));
-  EXPECT_FALSE(leads_first(fifo, 15 * kRec, steps, kRec, 1, false)) << "DRAM for less than four steps";
-  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, kRec, 2, false)) << "two file tiers";
-  EXPECT_FALSE(leads_first(Schedule::Kind::lifo, 16 * kRec, steps, kRec, 1, false)) << "LIFO";
-  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, kRec, 1, true)) << "persistent";
-  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, 0, 1, false)) << "reads began";
+  const std::vector<double> one_rate = {0, 0};  // a tier's rate is not needed
+  const std::vector<std::uint64_t> one = {0, 0};
+  EXPECT_TRUE(leads_first(fifo, 16 * kRec, steps, kRec, one_rate, one, false));
+  EXPECT_FALSE(leads_first(fifo, 15 * kRec, steps, kRec, one_rate, one, false)) << "DRAM for less than four steps";
+  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, kRec, {0, 500, 100}, {0, 0, 0}, false))
+      << "steps in parts over two tiers";
+  EXPECT_FALSE(leads_first(Schedule::Kind::lifo, 16 * kRec, steps, kRec, one_rate, one, false)) << "LIFO";
+  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, kRec, one_rate, one, true)) << "persistent";
+  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, 0, one_rate, one, false)) << "reads began";
+  EXPECT_FALSE(leads_first(fifo, 16 * kRec, steps, kRec, {0}, {0}, false)) << "no file tier";
   WriteBursts whole;
   for (int step = 0; step < 2; ++step) whole.start(kRec, 0.02, 0.001);
-  EXPECT_TRUE(leads_first(fifo, 4 * kRec, whole, kRec, 1, false)) << "a record a step: every record leads one";
-  EXPECT_FALSE(leads_first(fifo, 3 * kRec, whole, kRec, 1, false)) << "DRAM for less than four records";
+  EXPECT_TRUE(leads_first(fifo, 4 * kRec, whole, kRec, one_rate, one, false))
+      << "a record a step: every record leads one";
+  EXPECT_FALSE(leads_first(fifo, 3 * kRec, whole, kRec, one_rate, one, false)) << "DRAM for less than four records";
   WriteBursts no_compute;
   for (int w = 0; w < 8; ++w) no_compute.start(kRec, w == 0 ? 1.0 : 0, 0.001);
-  EXPECT_FALSE(leads_first(fifo, 64 * kRec, no_compute, kRec, 1, false)) << "one burst, no step seen";
+  EXPECT_FALSE(leads_first(fifo, 64 * kRec, no_compute, kRec, one_rate, one, false)) << "one burst, no step seen";
+}
+
+// Over several file tiers the leads are kept for whole records over unlimited tiers where the fastest is at
+// least four times the others that join together (it carries nearly all the traffic, as one tier does).
+TEST(Pass, LeadsFirstOverSeveralTiersWhereTheFastestCarriesNearlyAll) {
+  WriteBursts whole;
+  for (int step = 0; step < 2; ++step) whole.start(kRec, 0.02, 0.001);
+  const auto fifo = Schedule::Kind::fifo;
+  const std::vector<std::uint64_t> unlimited2 = {0, 0, 0}, unlimited3 = {0, 0, 0, 0};
+  EXPECT_TRUE(leads_first(fifo, 8 * kRec, whole, kRec, {0, 500, 100}, unlimited2, false)) << "5x apart";
+  EXPECT_TRUE(leads_first(fifo, 8 * kRec, whole, kRec, {0, 400, 100}, unlimited2, false)) << "4x: at the bound";
+  EXPECT_FALSE(leads_first(fifo, 8 * kRec, whole, kRec, {0, 200, 100}, unlimited2, false)) << "2x apart";
+  EXPECT_TRUE(leads_first(fifo, 8 * kRec, whole, kRec, {0, 2000, 100}, unlimited2, false))
+      << "20x: the slower does not join over DRAM for 8";
+  EXPECT_TRUE(leads_first(fifo, 8 * kRec, whole, kRec, {0, 2500, 500, 100}, unlimited3, false))
+      << "25:5:1, the third does not join";
+  EXPECT_FALSE(leads_first(fifo, 8 * kRec, whole, kRec, {0, 400, 200, 100}, unlimited3, false))
+      << "4:2:1, all three join";
+  EXPECT_FALSE(leads_first(fifo, 8 * kRec, whole, kRec, {0, 500, 100}, {0, 4 * kRec, 0}, false)) << "bounded";
+  EXPECT_FALSE(leads_first(fifo, 8 * kRec, whole, kRec, {0, 500, 0}, unlimited2, false)) << "a rate unknown";
 }
 
 // The spacing of the leads DRAM keeps is the least power of two with which the leads of four times the steps

@@ -485,18 +485,19 @@ TEST(Sim, TheLastTierCopiesAheadFromAFullDram) {
 }
 
 // FIFO, DRAM for 8 of 32 records over two unlimited tiers 5x apart, compute half the least I/O: the
-// slower tier starts with record 11, the first whose fetch the five before it on the fast tier hide, and
+// slower tier starts with the first record whose fetch the five before it on the fast tier hide, and
 // takes every sixth from there (its bandwidth's share), not record 14 once the fast tier had a round trip
-// queued (1.19x the bound then; 1.14x now).
+// queued (1.19x the bound then). DRAM keeps record 0, the first lead (Pass.LeadsFirstOverSeveralTiers...),
+// so that is record 6 (it was 11 while DRAM kept records 0-4 whole: 1.14x; now 1.12x).
 TEST(Sim, FifoStartsAnIdleSlowerTierWithTheFirstRecordItsReadsHide) {
   const Result r = sweep_point("fifo/t2/n32/s8/fs0.00/bw5/f0.5");
   std::vector<std::uint64_t> slow;
   for (const Span& s : r.timeline)
     if (s.src == 0 && s.dst == 2) slow.push_back(s.id);
   ASSERT_FALSE(slow.empty());
-  EXPECT_EQ(slow.front(), 11u);
+  EXPECT_EQ(slow.front(), 6u);
   for (std::size_t i = 1; i < slow.size(); ++i) EXPECT_GE(slow[i] - slow[i - 1], 6u) << slow[i];
-  EXPECT_LT(r.wall_s, 1.16 * r.bound_s);
+  EXPECT_LT(r.wall_s, 1.13 * r.bound_s);
 }
 
 // FIFO, DRAM for 8 of 32 records above a tier bounded at 8 and an unlimited one 5x slower, compute as
@@ -675,6 +676,19 @@ TEST(Sim, FifoOverOneTierKeepsSpacedRecordsWhole) {
   EXPECT_EQ(first->id, 1u) << "the tier started with record " << first->id;
 }
 
+// The same over two unlimited tiers 5x apart, 96 whole records, compute as long as the least I/O: the fast
+// tier carries nearly all the traffic, and DRAM keeps spaced records there too (policies::leads_first), so
+// the tiers drain from the second write on, and the writes never wait; by rank DRAM kept the first seven records, the
+// tiers idled until the eighth, and the writes then waited 0.20 s (1.107x the bound).
+TEST(Sim, FifoOverTiersFarApartKeepsSpacedRecordsWhole) {
+  const Result r = sweep_point("fifo/t2/n96/s8/fs0.00/bw5/f1.0");
+  EXPECT_LT(r.wall_s / r.bound_s, 1.07);
+  EXPECT_LT(r.write_blocked_s, 0.01 * r.wall_s);
+  const Span* first = first_span(r, "drain DRAM");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->id, 1u) << "the tiers started with record " << first->id;
+}
+
 // FIFO over two unlimited tiers, the second 20 times slower, each step in four parts, DRAM for two steps,
 // compute equal to the least I/O time: the slow tier never joins, so the tiers do not spread and DRAM keeps
 // room for a step (policies::write_room); counted as spreading, room for one part made each step's last
@@ -819,7 +833,7 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 
 // How close the planner comes to the bound over the same sweep, guarded at what
 // the policies measured when last changed (docs/simulator.md: median 1.010,
-// p90 1.225, max 1.85, 429 points above 1.05x); the target of 1.05x at every
+// p90 1.218, max 1.85, 425 points above 1.05x); the target of 1.05x at every
 // point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepSummary s = sweep().ratio;
@@ -832,7 +846,7 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   EXPECT_LT(s.median, 1.04);
   EXPECT_LT(s.p90, 1.30);
   EXPECT_LT(s.max, 2.0);
-  EXPECT_LT(s.above, 440u);
+  EXPECT_LT(s.above, 435u);
 }
 
 // FIFO's third of the sweep, 8 and 32 records (96 would take a sanitizer build minutes), each step's data

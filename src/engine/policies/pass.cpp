@@ -60,9 +60,19 @@ bool idle_tiers_start(std::uint64_t budget, std::uint64_t burst_bytes) {
 }
 
 bool leads_first(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts, std::uint64_t last_write_bytes,
-                 std::size_t file_tiers, bool persistent) {
-  return kind == Schedule::Kind::fifo && !persistent && file_tiers == 1 && last_write_bytes && bursts.gap_s() > 0 &&
-         double_buffers(budget, bursts.bytes());
+                 const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes,
+                 bool persistent) {
+  if (kind != Schedule::Kind::fifo || persistent || !last_write_bytes || bursts.gap_s() <= 0 ||
+      !double_buffers(budget, bursts.bytes()) || file_bytes.size() < 2)
+    return false;
+  if (file_bytes.size() == 2) return true;
+  // Several tiers: whole records over unlimited tiers of known rates, the
+  // fastest carrying nearly all the traffic of those that join.
+  if (bursts.bytes() > last_write_bytes || !unbounded(file_bytes) || !spreads(file_rates)) return false;
+  double others = 0;
+  for (std::size_t t = 2; t < file_rates.size(); ++t)
+    if (joins_spread(file_rates, t, last_write_bytes, budget)) others += file_rates[t];
+  return file_rates[1] >= kLeadTierRatio * others;
 }
 
 std::uint64_t lead_spacing(std::uint64_t steps, std::uint64_t slots) {
@@ -290,8 +300,8 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
   limits.bottleneck_first = bottleneck_first(w.kind, w.budget, w.last_write_bytes, limits.persistent);
   limits.dram_budget = w.budget;
   limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts.bytes());
-  limits.leads_first = leads_first(w.kind, w.budget, w.bursts, w.last_write_bytes,
-                                   limits.file_bytes.empty() ? 0 : limits.file_bytes.size() - 1, limits.persistent);
+  limits.leads_first = leads_first(w.kind, w.budget, w.bursts, w.last_write_bytes, limits.file_rates, limits.file_bytes,
+                                   limits.persistent);
 }
 
 std::vector<std::uint64_t> dirty_bytes(std::span<catalog::Record* const> ranked, int tiers, bool persistent) {

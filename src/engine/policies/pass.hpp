@@ -254,12 +254,25 @@ class WriteBursts {
 /// keeping some steps' first records instead (lead_spacing() says which), it
 /// drains the rest from the first write, and each read then fetches only the
 /// rest. So DRAM's share is spread over the run, as the least time a linear
-/// program over the run finds (benchmarks/lp_bound.py) spreads it. Over
-/// several tiers FIFO's other rules start the slower ones
-/// (idle_tiers_start(), bottleneck_first()), and this one lost there by up
-/// to 0.18.
+/// program over the run finds (benchmarks/lp_bound.py) spreads it.
+///
+/// Over several file tiers (`file_rates`, `file_bytes`: index 0 DRAM), only
+/// for whole records (a step of one record) over unlimited tiers where the
+/// fastest is kLeadTierRatio times the rate of the others that join
+/// (joins_spread() over the `budget`) together: it then carries nearly all
+/// the traffic, as the one tier does. With tiers closer than that
+/// (`mlbs_sim_check --machine spread`, 2x apart) the reads at the turn
+/// wanted more of DRAM's slots for fetches in flight than the leads and the
+/// last writes left them: the real run 5% slower. A step in parts leaves
+/// DRAM in parts already, and there the rule lost up to 0.05; bounded
+/// tiers, up to 0.08.
 bool leads_first(Schedule::Kind kind, std::uint64_t budget, const WriteBursts& bursts, std::uint64_t last_write_bytes,
-                 std::size_t file_tiers, bool persistent);
+                 const std::vector<double>& file_rates, const std::vector<std::uint64_t>& file_bytes,
+                 bool persistent);
+
+/// leads_first()'s bound on the rate of the other joining tiers: the
+/// fastest carries at least four fifths of the traffic.
+inline constexpr double kLeadTierRatio = 4.0;
 
 /// lead_spacing()'s guess of a run's length, in multiples of the steps
 /// written so far (FIFO without its count cannot know it).

@@ -121,7 +121,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   std::vector<std::uint64_t> reach(tier_capacity.size(), lookahead_bytes);
   for (std::size_t t = 2; t < tier_capacity.size(); ++t) reach[t] = reach[t - 1] + tier_capacity[t - 1];
   std::vector<double> work(tier_capacity.size(), 0.0);
-  // No file tier fills: the two rules for several disks below hold only then.
+  // No file tier fills: the rules for several disks below hold only then.
   const bool none_fills = unbounded(tier_capacity);
   // First opportunity (Cao et al.; Kimbrel and Karlin keep every disk
   // busy): while writes come down over tiers none of which fills, a joining
@@ -243,15 +243,30 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   // the bottleneck (mlbs-sim's sweep: FIFO's third 245 points better and 13
   // worse by up to 0.09, median 1.067 -> 1.045; the revolve-like third 102
   // and 9 by up to 0.02; LIFO reads DRAM's records first: unchanged).
+  //
+  // Over tiers of known rates none of which fills, a slower tier's record
+  // further ahead has its slot reserved too while it is within the distance
+  // at which its fetch must start (`fetched_ahead`, Kimbrel and Karlin's
+  // rule below): otherwise, with DRAM full of records it holds alone (FIFO's
+  // last writes and the leads it kept, leads_first()), that fetch took the
+  // one slot reserved for the fastest tier's next record, whose read then
+  // waited for it (`fifo/t2/n32/s8/fs0.00/bw5/f1.0` with the leads 1.162x,
+  // without the wider reserve 1.396x).
+  auto fetched_ahead = [&](const PlacementItem& it, std::size_t ahead) {
+    const int t = it.file_copy;
+    return t > 1 && std::size_t(t) < tier_rate.size() && double(ahead) <= tier_rate[1] / tier_rate[std::size_t(t)];
+  };
   if (moves_up) {
+    const bool far = spread && none_fills;
     std::uint64_t reserve = 0;
     std::uint32_t sources = 0;  // bit t: a slot is reserved for a record from file tier t
-    for (std::size_t i = 0, next = 0; i < ranked.size() && next + 1 < tier_capacity.size(); ++i) {
+    for (std::size_t i = 0, next = 0; i < ranked.size(); ++i) {
       const PlacementItem& it = ranked[i];
       if (it.held) continue;
-      ++next;
+      const bool soon = ++next < tier_capacity.size();  // among as many as there are file tiers
+      if (!soon && !far) break;
       const std::uint32_t from = it.file_copy > 0 ? 1u << it.file_copy : 1u;
-      if (sources & from) continue;
+      if ((sources & from) || (!soon && !fetched_ahead(it, next))) continue;
       sources |= from;
       reserve += it.mem_bytes;
     }
@@ -300,7 +315,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
       const int t = it.file_copy;
       if (t <= 1 || std::size_t(t) >= tier_rate.size() || ((seen >> t) & 1u)) continue;
       seen |= 1u << t;
-      if (double(ahead) <= tier_rate[1] / tier_rate[std::size_t(t)]) admit(i);
+      if (fetched_ahead(it, ahead)) admit(i);
     }
   }
   // DRAM: an inclusive cache of the soonest records; while writes come

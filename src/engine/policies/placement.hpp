@@ -134,15 +134,18 @@ struct Placement {
 /// `dram_budget` (DRAM's whole budget, which holds records once the writes
 /// end; 0: `mem_capacity`).
 ///
-/// With `leads_first` (FIFO over one file tier: pass.hpp's leads_first())
-/// while writes come down, DRAM holds the records marked `lead` (rank order;
-/// place_records() marks the first record of every lead_spacing()-th step)
-/// and no other: the tier drains the rest from the first write instead of
-/// idling until DRAM is full.
+/// With `leads_first` (FIFO over one file tier, or whole records over tiers
+/// far apart: pass.hpp's leads_first()) while writes come down, DRAM holds
+/// the records marked `lead` (rank order; place_records() marks the first
+/// record of every lead_spacing()-th step) and no other: the tiers drain the
+/// rest from the first write instead of idling until DRAM is full.
 ///
 /// Once reads began, a record only DRAM holds that is read after a fetch
 /// keeps its slot beside the slots for the next records to come up: one per
-/// file tier they come from, or `read_room_bytes` where that is more
+/// file tier they come from among as many of them as there are file tiers,
+/// and over tiers of known rates none of which fills, also for a slower
+/// tier's soonest record within its Kimbrel-Karlin distance (the fastest's
+/// rate over its own, in records ahead); or `read_room_bytes` where that is more
 /// (Limits::read_room_bytes: two steps, pass.hpp's steps_double_buffered()).
 /// A record leaving DRAM then (only DRAM holds it, and DRAM keeps it no
 /// longer) takes the fastest file tier with room, not the one spreading
