@@ -288,6 +288,30 @@ TEST(Policies, DrainDramFurthestFirstAndToTheLastTierWhenOwed) {
   EXPECT_EQ(d->dst, 2);
 }
 
+// Once reads began, a drain does not start into a tier a fetch comes up from (a read may wait on that fetch):
+// the furthest record that can go, goes; while writes come the fetch does not hold it.
+TEST(Policies, DrainDramWaitsForAFetchFromItsTierOnceReadsBegan) {
+  const auto drain_with = decider(drain_dram, [] {
+    Scene s(3);
+    s.add(bit(0), 2);
+    s.add(bit(0), 1);
+    s.tiers[1].copies_in_flight = s.tiers[1].fetches_in_flight = 1;
+    return s;
+  });
+  const auto d = drain_with([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->record, 0u) << "record 1's tier is fetching: the other goes";
+  EXPECT_EQ(d->dst, 2);
+  EXPECT_FALSE(drain_with([](Scene& s) { s.tiers[2].copies_in_flight = s.tiers[2].fetches_in_flight = 1; }))
+      << "both tiers fetching";
+  const auto writing = drain_with([](Scene& s) { s.writing = true; });
+  ASSERT_TRUE(writing);
+  EXPECT_EQ(writing->record, 1u) << "writes come: the furthest first";
+  const auto other = drain_with([](Scene& s) { s.tiers[1].fetches_in_flight = 0; });
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->record, 1u) << "another copy on the tier, not a fetch from it, does not hold it";
+}
+
 // Persistent: a durable record placed above the last tier is copied there from DRAM before its slot goes; scratch leaves a record with a file copy alone.
 TEST(Policies, DrainDramCopiesADurableRecordToItsTarget) {
   Scene s(3);

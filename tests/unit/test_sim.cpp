@@ -689,6 +689,28 @@ TEST(Sim, FifoOverTiersFarApartKeepsSpacedRecordsWhole) {
   EXPECT_EQ(first->id, 1u) << "the tiers started with record " << first->id;
 }
 
+// Once reads began no drain from DRAM starts into a tier while a fetch comes up from it (policies::drain_dram:
+// a read may wait on that fetch). FIFO over a bounded fast tier and two unlimited ones, each 2x slower, DRAM
+// for two of 8 records: the drain of record 7 to the middle tier waits for its fetch (1.808x the bound ->
+// 1.752x). A revolve-like order over two such tiers, 32 records: a drain of record 16 back to the fast tier
+// halved the fetch of record 26, whose read waited, and record 16 came up again later (1.229x -> 1.176x).
+TEST(Sim, NoDrainStartsIntoATierAReadsFetchComesFrom) {
+  const Result r = sweep_point("fifo/t3/n8/s2/fs0.25/bw2/f1.0");
+  EXPECT_LT(r.wall_s / r.bound_s, 1.78);
+  std::size_t drains = 0;
+  for (const Span& d : r.timeline) {
+    if (d.what.rfind("drain DRAM", 0) != 0 || d.start_s <= r.write_phase_s) continue;
+    ++drains;
+    for (const Span& f : r.timeline)
+      if (f.src == d.dst && f.dst < f.src && f.start_s < d.start_s && f.end_s > d.start_s)
+        ADD_FAILURE() << "record " << d.id << " drained into tier " << d.dst << " at " << d.start_s
+                      << " s while record " << f.id << " came up from it";
+  }
+  EXPECT_GT(drains, 0u) << "drains after the turn: what the test looks at";
+  const Result rev = sweep_point("rev/t2/n32/s2/fs0.25/bw2/f1.0");
+  EXPECT_LT(rev.wall_s / rev.bound_s, 1.20);
+}
+
 // FIFO over two unlimited tiers, the second 20 times slower, each step in four parts, DRAM for two steps,
 // compute equal to the least I/O time: the slow tier never joins, so the tiers do not spread and DRAM keeps
 // room for a step (policies::write_room); counted as spreading, room for one part made each step's last
