@@ -162,6 +162,72 @@ class TraceParsingTest(unittest.TestCase):
         self.assertIsNone(mp.tier_index("tierX"))
 
 
+def named(tid: int, cat: str, start: float, dur: float, name: str) -> mp.Span:
+    return mp.Span(tid=tid, category=cat, start_s=start, dur_s=dur, name=name)
+
+
+class TierTimeTest(unittest.TestCase):
+    def test_a_copy_between_file_tiers_keeps_both_busy_and_a_removal_neither(self) -> None:
+        self.assertEqual(mp.span_tiers(named(2, "tier1", 0, 1, "prefetch 2->1")), {1, 2})
+        self.assertEqual(mp.span_tiers(named(2, "tier2", 0, 1, "writeback 0->2")), {2})
+        self.assertEqual(mp.span_tiers(named(2, "tier1", 0, 1, "copy 1->2 cancelled")), {1, 2})
+        self.assertEqual(mp.span_tiers(named(2, "tier3", 0, 1, "fsync")), {3})
+        self.assertEqual(mp.span_tiers(named(2, "tier1", 0, 1, "remove 1")), set())
+        self.assertEqual(mp.span_tiers(named(1, "compute", 0, 1, "stencil")), set())
+
+    def test_busy_wasted_and_idle_add_up_to_the_window(self) -> None:
+        spans = [named(2, "tier2", 1.0, 2.0, "writeback 0->2"),
+                 named(3, "tier2", 2.0, 2.0, "writeback 0->2"),          # parallel: counted once
+                 named(2, "tier1", 5.0, 1.0, "copy 1->2 cancelled"),     # wasted on both tiers
+                 named(3, "tier1", 5.5, 1.5, "prefetch 2->1"),           # overlaps the stopped copy
+                 named(2, "tier2", 9.0, 0.5, "remove 2"),
+                 named(1, "compute", 0.0, 10.0, "stencil")]
+        t1, t2 = mp.tier_time(spans, 0.0, 10.0)
+        self.assertEqual((t1.tier, t2.tier), (1, 2))
+        self.assertAlmostEqual(t2.busy_s, 3.0 + 1.5)
+        self.assertAlmostEqual(t2.wasted_s, 0.5)        # 5.0-5.5: nothing that landed ran then
+        self.assertAlmostEqual(t2.idle_s, 10.0 - 4.5 - 0.5)
+        self.assertAlmostEqual(t2.first_s, 1.0)
+        self.assertAlmostEqual(t2.tail_s, 3.0)          # the removal keeps no tier busy
+        self.assertAlmostEqual(t2.gap_s, 1.0)           # 4.0-5.0
+        self.assertAlmostEqual(t2.gap_at_s, 4.0)
+        self.assertAlmostEqual(t1.busy_s, 1.5)
+        self.assertAlmostEqual(t1.first_s, 5.0)
+
+    def test_spans_are_clipped_to_the_window(self) -> None:
+        (tt,) = mp.tier_time([named(2, "tier1", 0.0, 4.0, "writeback 0->1")], 1.0, 3.0)
+        self.assertAlmostEqual(tt.window_s, 2.0)
+        self.assertAlmostEqual(tt.busy_s, 2.0)
+        self.assertEqual((tt.first_s, tt.tail_s, tt.idle_s), (0.0, 0.0, 0.0))
+        self.assertEqual(mp.tier_time([named(2, "tier1", 5.0, 1.0, "writeback 0->1")], 1.0, 3.0), [])
+
+    def test_the_table_has_a_row_per_run_and_tier(self) -> None:
+        tr = mp.Trace(spans=[named(2, "tier1", 0.5, 1.0, "writeback 0->1"),
+                             named(2, "tier2", 2.5, 1.0, "prefetch 2->0")],
+                      runs=[named(1, "run", 0.0, 2.0, "rtm-mlbs-r8"), named(1, "run", 2.0, 2.0, "rtm-sync-r8")])
+        lines = mp.tier_time_table(tr).splitlines()
+        self.assertTrue(lines[0].startswith("run"))
+        self.assertEqual([line.split()[:4] for line in lines[1:]],
+                         [["rtm-mlbs-r8", "1", "2.000", "1.000"], ["rtm-sync-r8", "2", "2.000", "1.000"]])
+        with self.assertRaises(ValueError):
+            mp.tier_time_table(mp.Trace(spans=[named(1, "compute", 0, 1, "stencil")]))
+
+    def test_command_line_prints_the_chosen_runs_without_matplotlib(self) -> None:
+        with tempfile.TemporaryDirectory(prefix="mlbs-plot-test-") as d:
+            f = make_fixtures.write_all(Path(d))
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = mp.main(["--trace", str(f["trace"]), "--tier-time", "--run", "rtm-mlbs-r2"])
+            self.assertEqual(rc, 0, err.getvalue())
+            rows = [line.split() for line in out.getvalue().splitlines()[1:]]
+            self.assertEqual([(r[0], r[1]) for r in rows], [("rtm-mlbs-r2", "1"), ("rtm-mlbs-r2", "2")])
+            for r in rows:  # busy + wasted + idle = the run's wall
+                self.assertAlmostEqual(float(r[3]) + float(r[4]) + float(r[5]), float(r[2]), places=2)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                self.assertEqual(mp.main(["--trace", str(f["trace"]), "--tier-time", "--run", "nope"]), 1)
+            self.assertIn("no run matches 'nope'", err.getvalue())
+
+
 class MergeTest(unittest.TestCase):
     def test_touching_same_category_spans_merge_and_add_bytes(self) -> None:
         out = mp.merge_spans([span(1, "tier1", 0.0, 1.0, 10), span(1, "tier1", 1.0, 1.0, 5)])

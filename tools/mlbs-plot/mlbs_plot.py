@@ -15,6 +15,16 @@ writes into DIR
 * breakdown.png  wall time per mode stacked as kernel / copy / blocked write /
                  blocked read / other.
 
+    mlbs-plot --trace trace.json --tier-time [--run NAME]
+
+prints instead, per run, where each file tier's time went: busy with copies
+that landed, wasted on copies stopped before they landed ("cancelled"), idle
+before its first copy, after its last and in between (the longest gap
+named). A copy between two file tiers ("prefetch 2->1") keeps both busy.
+Where the wall exceeds the physical bound, the bottleneck tier's idle and
+wasted time says how much a better plan could win (docs/benchmarking.md,
+"Where a tier's time went").
+
 A plot whose input is missing or unusable is skipped with a message on stderr;
 the paths written are printed on stdout. Exit status: 0 when at least one
 figure was written, 1 when none was, 2 on bad usage.
@@ -199,6 +209,16 @@ def parse_trace(doc: Any) -> Trace:
                  dropped=int(dropped or 0))
 
 
+def chosen_runs(trace: Trace, pattern: str) -> list[Span]:
+    """The run named `pattern`, else the runs whose name contains it; ValueError naming the runs when none does."""
+    chosen = [r for r in trace.runs if r.name == pattern] or [r for r in trace.runs if pattern in r.name]
+    if not chosen:
+        names = ", ".join(r.name for r in trace.runs[:12]) or "none: the trace has no \"run\" spans"
+        more = f" (and {len(trace.runs) - 12} more)" if len(trace.runs) > 12 else ""
+        raise ValueError(f"no run matches '{pattern}'; runs: {names}{more}")
+    return chosen
+
+
 def select_runs(trace: Trace, pattern: str) -> Trace:
     """The part of the trace covered by the run named `pattern`, else by the runs whose name contains it.
 
@@ -206,11 +226,7 @@ def select_runs(trace: Trace, pattern: str) -> Trace:
     end; spans are clipped to it and times shifted to start at 0. Raises
     ValueError naming the available runs when none matches.
     """
-    chosen = [r for r in trace.runs if r.name == pattern] or [r for r in trace.runs if pattern in r.name]
-    if not chosen:
-        names = ", ".join(r.name for r in trace.runs[:12]) or "none: the trace has no \"run\" spans"
-        more = f" (and {len(trace.runs) - 12} more)" if len(trace.runs) > 12 else ""
-        raise ValueError(f"no run matches '{pattern}'; runs: {names}{more}")
+    chosen = chosen_runs(trace, pattern)
     lo = min(r.start_s for r in chosen)
     hi = max(r.end_s for r in chosen)
 
@@ -265,6 +281,99 @@ def thread_rows(trace: Trace) -> tuple[list[str], dict[int, int]]:
                 lanes[lane] = (lanes[lane][0], extent[tid][1])
             row_of[tid] = lanes[lane][0]
     return labels, row_of
+
+
+# --- where each file tier's time went (--tier-time) -----------------------------
+
+_COPY_ENDS = re.compile(r"(\d+)\s*->\s*(\d+)")
+
+
+def span_tiers(s: Span) -> set[int]:
+    """The file tiers a helper span keeps busy: both ends of an "A->B" copy
+    (DRAM, 0, is not a file tier), else the N of its tier<N> category.
+
+    The library names a helper's span "<what> <src>-><dst>" and files it under
+    one tier's category, so a copy between two file tiers shows on one row of
+    the timeline; both tiers' bandwidth is spent on it. A removal ("remove N")
+    moves no bytes and keeps no tier busy.
+    """
+    n = tier_index(s.category)
+    if not n or s.name.startswith("remove"):
+        return set()
+    m = _COPY_ENDS.search(s.name)
+    return {int(g) for g in m.groups()} - {0} if m else {n}
+
+
+def _union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _length(intervals: Iterable[tuple[float, float]]) -> float:
+    return sum(b - a for a, b in intervals)
+
+
+@dataclass
+class TierTime:
+    """One file tier's time over a window (a run), in seconds."""
+
+    tier: int
+    window_s: float
+    busy_s: float = 0.0      # copies that landed (union: parallel copies count once)
+    wasted_s: float = 0.0    # copies stopped before they landed, while nothing that landed ran
+    first_s: float = 0.0     # idle from the window's start to the first copy
+    tail_s: float = 0.0      # idle from the last copy's end to the window's end
+    gap_at_s: float = 0.0    # the longest idle time between two copies: its start
+    gap_s: float = 0.0       # ... and its length
+
+    @property
+    def idle_s(self) -> float:
+        return max(self.window_s - self.busy_s - self.wasted_s, 0.0)
+
+
+def tier_time(spans: Sequence[Span], start_s: float, end_s: float) -> list[TierTime]:
+    """Per file tier (by number), its time over [start_s, end_s]: spans are clipped to the window."""
+    landed: dict[int, list[tuple[float, float]]] = {}
+    stopped: dict[int, list[tuple[float, float]]] = {}
+    for s in spans:
+        a, b = max(s.start_s, start_s), min(s.end_s, end_s)
+        if b <= a:
+            continue
+        for t in span_tiers(s):
+            (stopped if "cancelled" in s.name else landed).setdefault(t, []).append((a, b))
+    out: list[TierTime] = []
+    for t in sorted(set(landed) | set(stopped)):
+        busy = _union(landed.get(t, []))
+        every = _union(busy + stopped.get(t, []))
+        tt = TierTime(tier=t, window_s=end_s - start_s, busy_s=_length(busy),
+                      first_s=every[0][0] - start_s, tail_s=end_s - every[-1][1])
+        tt.wasted_s = _length(every) - tt.busy_s
+        for (_, b), (a, _) in zip(every, every[1:]):
+            if a - b > tt.gap_s:
+                tt.gap_at_s, tt.gap_s = b - start_s, a - b
+        out.append(tt)
+    return out
+
+
+def tier_time_table(trace: Trace) -> str:
+    """The --tier-time report: one row per (run, file tier); the whole trace as one window without runs."""
+    windows = [(r.name, r.start_s, r.end_s) for r in trace.runs] or [("(trace)", 0.0, trace.duration_s)]
+    rows = []
+    for name, lo, hi in windows:
+        for tt in tier_time(trace.spans, lo, hi):
+            gap = f"{tt.gap_s:.3f} at {tt.gap_at_s:.3f}" if tt.gap_s >= 0.0005 else "-"
+            rows.append(f"{name:<28} {tt.tier:>4} {tt.window_s:>8.3f} {tt.busy_s:>8.3f} {tt.wasted_s:>8.3f} "
+                        f"{tt.idle_s:>8.3f} {tt.first_s:>8.3f} {tt.tail_s:>8.3f}  {gap}")
+    if not rows:
+        raise ValueError("no file tier spans (tier<N>, or named A->B) in the trace")
+    head = (f"{'run':<28} {'tier':>4} {'wall s':>8} {'busy':>8} {'wasted':>8} {'idle':>8} {'first':>8} "
+            f"{'tail':>8}  longest idle gap (s, at)")
+    return "\n".join([head, *rows]) + "\n"
 
 
 # --- merging (timeline) -------------------------------------------------------
@@ -895,7 +1004,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                     "timeline.png, bandwidth.png (from the trace), speedup.png, breakdown.png (from the results).")
     p.add_argument("--json", type=Path, help="results written by mlbs-bench --json")
     p.add_argument("--trace", type=Path, help="Chrome trace written by mlbs-bench --trace")
-    p.add_argument("--out", type=Path, required=True, help="folder for the PNG files (created)")
+    p.add_argument("--out", type=Path, help="folder for the PNG files (created); required unless --tier-time")
+    p.add_argument("--tier-time", action="store_true",
+                   help="print where each file tier's time went per run (of --trace; --run selects) instead of "
+                        "drawing figures")
     p.add_argument("--max-bars", type=int, default=20000,
                    help="most bars the timeline draws: adjacent same-category bars are merged, then threads "
                         "downsampled, to fit (default 20000)")
@@ -907,6 +1019,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--title", default="", help="text put before every figure's title (e.g. the machine)")
     p.add_argument("--dpi", type=int, default=110, help="resolution of the PNG files (default 110)")
     args = p.parse_args(argv)
+    if args.tier_time:
+        if args.trace is None:
+            p.error("--tier-time needs --trace")
+    elif args.out is None:
+        p.error("the following arguments are required: --out")
     if args.json is None and args.trace is None:
         p.error("give --json, --trace or both")
     if args.max_bars < 1:
@@ -975,8 +1092,26 @@ def result_figures(args: argparse.Namespace) -> list[Path]:
     return written
 
 
+def print_tier_time(args: argparse.Namespace) -> int:
+    """--tier-time: the table on stdout; 1 with a message when the trace has nothing to report."""
+    doc = _read_json(args.trace, "trace")
+    if doc is None:
+        return 1
+    try:
+        trace = parse_trace(doc)
+        if args.run:
+            trace.runs = chosen_runs(trace, args.run)  # each its own window
+        sys.stdout.write(tier_time_table(trace))
+    except ValueError as e:
+        _skip(f"trace {args.trace}: {e}")
+        return 1
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
+    if args.tier_time:
+        return print_tier_time(args)
     try:
         _pyplot()
     except ImportError:
