@@ -273,18 +273,32 @@ int main(int argc, char** argv) {
   }
   // The median of five: two runs disturbed by the VM's disk (a stall of a
   // few hundred ms, seen here) do not decide; with three, two such runs did.
+  // Five that disagree among themselves by more than the tolerance say the
+  // machine was disturbed while they ran: five more are measured and the
+  // median of all ten decides. Disturbances come in bursts (a full suite's
+  // run had three of five 8-11% slow, `--machine one` 1.146-1.178 s against
+  // 1.062 s; alone, 6 of 90 runs of it were, at most two in one check); a
+  // plan that is slow in most runs stays slow in ten.
   constexpr int kRuns = 5;
   std::vector<double> walls, copy_rates;
-  for (int k = 0; k < kRuns; ++k) {
-    if (!trace_path.empty() && k + 1 == kRuns) mlbs::trace::enable();
-    const RealRun r = real_run(s, dir);
-    walls.push_back(r.wall_s);
-    if (r.copy_bw > 0) copy_rates.push_back(r.copy_bw);
-  }
+  auto measure = [&] {
+    for (int k = 0; k < kRuns; ++k) {
+      if (!trace_path.empty() && k + 1 == kRuns) {  // the batch's last run
+        mlbs::trace::clear();
+        mlbs::trace::enable();
+      }
+      const RealRun r = real_run(s, dir);
+      walls.push_back(r.wall_s);
+      if (r.copy_bw > 0) copy_rates.push_back(r.copy_bw);
+    }
+    std::sort(walls.begin(), walls.end());
+  };
+  measure();
+  if (walls.back() > walls.front() * (1.0 + tolerance)) measure();
   fs::remove_all(dir);
   if (!trace_path.empty()) mlbs::trace::write_chrome_json(trace_path);
-  std::sort(walls.begin(), walls.end());
-  const double real = walls[kRuns / 2];
+  const double real = walls.size() % 2 ? walls[walls.size() / 2]
+                                       : (walls[walls.size() / 2 - 1] + walls[walls.size() / 2]) / 2;
   // The model's machine copies into slots as fast as the real runs did (this
   // VM: 4-6 GiB/s for 8 MiB with the hash, not the 16 GiB/s default): the
   // application's copy rate is the machine's, like its tiers' bandwidths.
