@@ -291,6 +291,7 @@ int main(int argc, char** argv) {
       walls.push_back(r.wall_s);
       if (r.copy_bw > 0) copy_rates.push_back(r.copy_bw);
     }
+    mlbs::trace::enable(false);
     std::sort(walls.begin(), walls.end());
   };
   measure();

@@ -370,7 +370,7 @@ def tier_time_table(trace: Trace) -> str:
             rows.append(f"{name:<28} {tt.tier:>4} {tt.window_s:>8.3f} {tt.busy_s:>8.3f} {tt.wasted_s:>8.3f} "
                         f"{tt.idle_s:>8.3f} {tt.first_s:>8.3f} {tt.tail_s:>8.3f}  {gap}")
     if not rows:
-        raise ValueError("no file tier spans (tier<N>, or named A->B) in the trace")
+        raise ValueError("no file tier spans (category tier<N>) in the trace")
     head = (f"{'run':<28} {'tier':>4} {'wall s':>8} {'busy':>8} {'wasted':>8} {'idle':>8} {'first':>8} "
             f"{'tail':>8}  longest idle gap (s, at)")
     return "\n".join([head, *rows]) + "\n"
