@@ -691,12 +691,12 @@ TEST(Sim, FifoOverTiersFarApartKeepsSpacedRecordsWhole) {
   EXPECT_LT(r.write_blocked_s, 0.01 * r.wall_s);
 }
 
-// Once reads began no drain from DRAM starts into a tier while a fetch comes up from it (policies::drain_dram:
-// a read may wait on that fetch). FIFO over a bounded fast tier and two unlimited ones, each 2x slower, DRAM
-// for two of 8 records: a drain of record 7 to the fast tier halved the fetch of record 5 from it, whose read
-// waited (1.808x the bound -> 1.752x). A revolve-like order over two such tiers, 32 records: a drain of record
-// 16 back to the fast tier halved the fetch of record 26, whose read waited, and record 16 came up again
-// later (1.229x -> 1.176x).
+// Once reads began no drain from DRAM starts into a tier while a fetch comes up from it (policies.cpp,
+// one_at_a_time(): a read may wait on that fetch). FIFO over a bounded fast tier and two unlimited ones, each
+// 2x slower, DRAM for two of 8 records: a drain of record 7 to the fast tier halved the fetch of record 5 from
+// it, whose read waited (1.808x the bound -> 1.752x). A revolve-like order over two such tiers, 32 records: a
+// drain of record 16 back to the fast tier halved the fetch of record 26, whose read waited, and record 16
+// came up again later (1.229x -> 1.176x).
 TEST(Sim, NoDrainStartsIntoATierAReadsFetchComesFrom) {
   const Result r = sweep_point("fifo/t3/n8/s2/fs0.25/bw2/f1.0");
   EXPECT_LT(r.wall_s / r.bound_s, 1.78);
