@@ -223,9 +223,10 @@ TEST(PlacementDecisions, FifoStartsTheSlowTierBeforeTheFastOneIsFull) {
 }
 
 // As above with a fast tier for 8 records and 16 to come: told the count (fifo:16), the slow tier starts with
-// record 2 or 3, since 16 - 4 - 8 records will have to go through it; without it the run is taken to go on
-// as long again as it has so far, which does not outgrow DRAM and the fast tier until 7 are written, and
-// record 2, the first to leave DRAM, goes to the fast tier. Every record reads back exact.
+// record 2 or 3, since 16 - 4 - 8 records will have to go through it. Without it, where record 2 goes
+// depends on how long the loop computes between writes (policies::outlasts_a_move: a 4 KiB record's move
+// at 100 MiB/s is 40 us, which a sanitizer's fill may outlast), so only the reads are checked then:
+// test_placement.cpp and test_sim.cpp hold the uncounted rules. Every record reads back exact.
 TEST(PlacementDecisions, FifoWithTheCountStartsTheSlowTierByWhatIsToCome) {
   for (const std::uint64_t count : {16, 0}) {
     TempDir dir;
@@ -238,7 +239,6 @@ TEST(PlacementDecisions, FifoWithTheCountStartsTheSlowTierByWhatIsToCome) {
     write_n(u, 16);
     u.flush();
     if (count) EXPECT_TRUE(in(u.info(2), 2) || in(u.info(3), 2)) << "fifo:16: the slow tier waited";
-    else EXPECT_TRUE(in(u.info(2), 1)) << "fifo: the slow tier started on a guess that the run outgrows the fast one";
     for (std::uint64_t id = 0; id < 16; ++id) {
       u.read(id);
       EXPECT_TRUE(std::all_of(u.begin(), u.end(), [&](float x) { return x == float(id); })) << id;

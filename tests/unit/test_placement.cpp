@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/policies/pass.hpp"
 #include "engine/policies/placement.hpp"
 
 namespace {
@@ -15,6 +16,7 @@ using mlbs::engine::policies::place;
 using mlbs::engine::policies::Placement;
 using mlbs::engine::policies::PlacementItem;
 using mlbs::engine::policies::joins_spread;
+using mlbs::engine::policies::kRunGoesOn;
 
 /// `n` records of `bytes` each (DRAM slot of the same size), none avoided.
 std::vector<PlacementItem> uniform(std::size_t n, std::uint64_t bytes) {
@@ -574,6 +576,7 @@ TEST(Placement, FifoWithItsCountStartsTheLastTierByWhatIsToCome) {
   EXPECT_EQ(first_drain(small, 200), 2) << "800 + 200 - 600 - 300 = 100 forced";
   EXPECT_EQ(first_drain(small, 200, 800), 1) << "a budget of 800: 800 + 200 - 800 - 300 < 0";
   EXPECT_EQ(first_drain(small, std::nullopt, 800), 2) << "the guess keeps the writes' room: 700 forced";
+  EXPECT_EQ(first_drain(roomy, kRunGoesOn), 2) << "an uncounted run taken to go on (outlasts_a_move())";
 }
 
 // Reads under way over unlimited tiers 5:1 apart, DRAM for two: the slower tier's soonest record takes a

@@ -1307,6 +1307,7 @@ TEST(Pass, LimitsForWritesDeriveTheScheduleRulesForEngineAndSimulator) {
   EXPECT_TRUE(fifo.bottleneck_first) << "DRAM for four writes";
   EXPECT_TRUE(fifo.idle_tiers_start);
   EXPECT_TRUE(fifo.leads_first) << "whole records over unlimited tiers 5x apart";
+  EXPECT_EQ(fifo.to_come_bytes, kRunGoesOn) << "two steps of 20 ms outlast the last tier's 5 ms move of a record";
 
   Coming reading{{}, kRec};
   const Limits after = limits_of(Schedule::Kind::fifo, 0, reading);
@@ -1463,6 +1464,25 @@ TEST(Pass, BurstGapIsTheShorterOfTheLastTwo) {
   EXPECT_EQ(b.gap_s(), 0.02) << "the shorter of 0.02 and 0.05";
   b.start(kRec, 0.04, 0.001);
   EXPECT_EQ(b.gap_s(), 0.04) << "0.02 is two gaps back";
+}
+
+// FIFO without its count is taken to go on once the compute before the steps written (their bytes over a
+// burst's, each after the shorter of the last two gaps) lasts as long as the last tier's move of a write;
+// not before a gap is known, nor with the tier's rate unknown.
+TEST(Pass, AnUncountedRunGoesOnOnceItOutlastsTheLastTiersMove) {
+  const double rate = 100.0 * kRec;  // a move of kRec: 10 ms
+  WriteBursts b;
+  b.start(kRec, std::numeric_limits<double>::infinity(), 0);
+  EXPECT_FALSE(outlasts_a_move(b, 8 * kRec, kRec, rate)) << "no gap known yet";
+  b.start(kRec, 0.004, 0.001);
+  EXPECT_FALSE(outlasts_a_move(b, 2 * kRec, kRec, rate)) << "8 ms of compute";
+  EXPECT_TRUE(outlasts_a_move(b, 3 * kRec, kRec, rate)) << "12 ms";
+  EXPECT_FALSE(outlasts_a_move(b, 3 * kRec, kRec, 0)) << "the last tier's rate unknown";
+  WriteBursts parts;  // steps of four parts, 4 ms before each: a part's move 10 ms
+  for (int step = 0; step < 2; ++step)
+    for (int part = 0; part < 4; ++part) parts.start(kRec, part ? 0.0 : 0.004, 0.001);
+  EXPECT_FALSE(outlasts_a_move(parts, 8 * kRec, kRec, rate)) << "two steps: 8 ms";
+  EXPECT_TRUE(outlasts_a_move(parts, 12 * kRec, kRec, rate)) << "three steps: 12 ms";
 }
 
 // DRAM keeps room for a burst where it holds four of them (two where the file tiers do not spread or the

@@ -511,10 +511,12 @@ TEST(Sim, FifoStartsTheSlowTierWithTheFirstRecordsBelowABoundedOne) {
   EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
 }
 
-// As above over two bounded tiers and an unlimited one 25x slower than the fastest, told the count
-// (fifo:N): the last tier starts when the 32 records will outgrow DRAM and the bounded tiers, not when the
-// run taken to go on as long again would (its first drain at 1.18 s without the count, 1.22x the bound).
-TEST(Sim, FifoWithItsCountStartsTheSlowTierSooner) {
+// As above over two bounded tiers and an unlimited one 25x slower than the fastest: told the count
+// (fifo:N), the last tier starts when the 32 records will outgrow DRAM and the bounded tiers; without it,
+// once the run has computed as long as the last tier takes to move a record (policies::outlasts_a_move),
+// at the same time. Taken to go on as long again as so far, the run without the count started it at
+// 1.18 s, not 0.69 s, and ran 1.20x the bound, not 1.13x.
+TEST(Sim, FifoWithoutItsCountStartsTheSlowTierOnceTheRunOutlastsAMove) {
   auto points = sweep_points({Schedule::Kind::fifo}, false, "fifo/t3/n32/s8/fs0.25/bw5/f1.0");
   ASSERT_EQ(points.size(), 1u);
   points[0].machine.timeline = true;
@@ -522,9 +524,22 @@ TEST(Sim, FifoWithItsCountStartsTheSlowTierSooner) {
   const Result guessed = simulate(points[0].machine, points[0].workload);
   points[0].workload.hint_records = true;
   const Result counted = simulate(points[0].machine, points[0].workload);
-  EXPECT_LT(first_slow(counted), first_slow(guessed) - 0.2);
-  EXPECT_LT(counted.wall_s, guessed.wall_s - 0.02 * guessed.bound_s);
+  EXPECT_LT(first_slow(counted), 0.8);
+  EXPECT_LT(first_slow(guessed), first_slow(counted) + 0.05);
+  EXPECT_LT(guessed.wall_s, 1.01 * counted.wall_s);
   EXPECT_LT(counted.wall_s, 1.18 * counted.bound_s);
+}
+
+// mlbs_sim_check's `small` machine and run read first in first out at 20 ms per call, not told the count:
+// DRAM and the fast tier hold all eight records, and the run is taken to go on only from the fourth write
+// (80 ms of compute, the slow tier's move of a record 62.5 ms), too late to cost anything. Taken to go on
+// from half a move (the third write), record 2 went down to the slow tier and its read waited 22 ms: 1.07x.
+TEST(Sim, FifoWithoutItsCountStaysAtTheBoundWhenTheRunFitsAbove) {
+  Workload w = small_run();
+  w.schedule = Schedule::Kind::fifo;
+  w.compute_per_write_s = w.compute_per_read_s = 0.020;
+  const Result r = simulate(small_machine(), w);
+  EXPECT_LT(r.wall_s, 1.01 * r.bound_s);
 }
 
 // LIFO without the count, DRAM for two of 32 records over two unlimited tiers 2:1 apart, compute as long
@@ -858,7 +873,7 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 
 // How close the planner comes to the bound over the same sweep, guarded at what
 // the policies measured when last changed (docs/simulator.md: median 1.010,
-// p90 1.218, max 1.85, 425 points above 1.05x); the target of 1.05x at every
+// p90 1.213, max 1.85, 421 points above 1.05x); the target of 1.05x at every
 // point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepSummary s = sweep().ratio;
@@ -871,7 +886,7 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   EXPECT_LT(s.median, 1.04);
   EXPECT_LT(s.p90, 1.30);
   EXPECT_LT(s.max, 2.0);
-  EXPECT_LT(s.above, 435u);
+  EXPECT_LT(s.above, 431u);
 }
 
 // FIFO's third of the sweep, 8 and 32 records (96 would take a sanitizer build minutes), each step's data
@@ -931,7 +946,8 @@ TEST(SimSweep, ARecordCountHintBringsLifoCloserToTheBound) {
 
 // FIFO told how many records come ("fifo:N"): below a bounded tier the last one starts with what the run
 // truly forces through it; over the FIFO third of the sweep fewer points stay above 1.05x (202 -> 197
-// when added) and the worst of them come closer.
+// when added; 180 -> 179 since the run without it is taken to go on once it outlasts the last tier's move
+// of a record, policies::outlasts_a_move) and the worst of them come closer.
 TEST(SimSweep, ARecordCountHintBringsFifoCloserToTheBound) {
   const SweepStats without = sweep({Schedule::Kind::fifo});
   const SweepStats with = sweep({Schedule::Kind::fifo}, true);

@@ -83,6 +83,13 @@ std::uint64_t lead_spacing(std::uint64_t steps, std::uint64_t slots) {
   return spacing;
 }
 
+bool outlasts_a_move(const WriteBursts& bursts, std::uint64_t written_bytes, std::uint64_t write_bytes,
+                     double last_rate) {
+  if (!bursts.bytes() || bursts.gap_s() <= 0 || last_rate <= 0) return false;
+  const double computed_s = double(written_bytes) / double(bursts.bytes()) * bursts.gap_s();
+  return computed_s * last_rate >= double(write_bytes);
+}
+
 bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent) {
   return kind == Schedule::Kind::fifo && !persistent && last_write_bytes && double_buffers(budget, last_write_bytes);
 }
@@ -298,6 +305,13 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
     else limits.read_room_bytes = 2 * w.bursts.bytes();
   }
   limits.bottleneck_first = bottleneck_first(w.kind, w.budget, w.last_write_bytes, limits.persistent);
+  // Without the count: a run that has outlasted the last tier's move of a record is taken to go on.
+  if (limits.bottleneck_first && !w.counted && !limits.file_rates.empty()) {
+    std::uint64_t written = 0;
+    for (const catalog::Record* r : ranked) written += r->size;
+    if (outlasts_a_move(w.bursts, written, w.last_write_bytes, limits.file_rates.back()))
+      limits.to_come_bytes = kRunGoesOn;
+  }
   limits.dram_budget = w.budget;
   limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts.bytes());
   limits.leads_first = leads_first(w.kind, w.budget, w.bursts, w.last_write_bytes, limits.file_rates, limits.file_bytes,

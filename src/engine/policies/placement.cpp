@@ -15,9 +15,10 @@ namespace {
 // one, takes the next record to leave DRAM now: no drain is under way into
 // it, and the records it holds fall short of what the run will force
 // through it, DRAM and the tiers above being full. `to_come_bytes` is what
-// is still to be written when the schedule says (fifo:N); without it the
-// run is taken to go on as long again as it has so far (as LIFO without
-// its count, guessed_to_come()). With no limit on what it sends, the rule
+// is still to be written when the schedule says (fifo:N), or pass.hpp's
+// kRunGoesOn once an uncounted run has outlasted the last tier's move of a
+// record (outlasts_a_move()); before that the run is taken to go on as
+// long again as it has so far. With no limit on what it sends, the rule
 // cost runs that fit in DRAM and the fast tier up to 9% in mlbs-sim
 // (records the fast tier had room for came back from the slow one); the
 // guess keeps that to 3%, and 35 of the 39 sweep points the unlimited rule

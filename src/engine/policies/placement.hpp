@@ -121,8 +121,9 @@ struct Placement {
 /// pass.hpp's bottleneck_first()) while writes come down over a bounded
 /// file tier above the last: when no record is arriving at the last tier
 /// and the records it holds fall short of what the run will force through
-/// it (`to_come_bytes` still to be written: fifo:N; unset, the run taken to
-/// go on as long again), the soonest record without a
+/// it (`to_come_bytes` still to be written: fifo:N, or pass.hpp's
+/// kRunGoesOn for a run taken to go on; unset, the run taken to go on as
+/// long again), the soonest record without a
 /// place takes the last tier, whatever the room above. By rank alone FIFO's
 /// newest records go there: the tier that capacity forces traffic through,
 /// which the physical bound keeps busy from the first write to the last
