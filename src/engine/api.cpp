@@ -110,6 +110,7 @@ void Engine::write(std::uint32_t store, std::uint64_t id, const std::byte* data,
                            ? std::max(0.0, std::chrono::duration<double>(wait_start - *last_write_end_).count())
                            : std::numeric_limits<double>::infinity();
   const bool step_lead = bursts_.start(detail::round_up_block(bytes), gap_s, double(last_copy_ns_) * 1e-9);
+  if (!last_write_bytes_) writes_began_ = wait_start;  // the first write, or the first since reads began
   bool waited = false;
   detail::Block block = take_slot(lock, s, id, bytes, waited);
   Clock::time_point wait_end{};
@@ -256,6 +257,7 @@ std::optional<detail::Block> Engine::lend_slot(std::size_t bytes) {
   if (room) block = mem_->allocate_slot(bytes);
   if (block) {
     // The next write's headroom, as write() would keep it.
+    if (!last_write_bytes_) writes_began_ = Clock::now();
     last_write_bytes_ = block->capacity();
     lent_bytes_ += block->capacity();
   }

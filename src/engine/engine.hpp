@@ -418,6 +418,8 @@ class Engine {
   /// write's return and its copy's time tell the next one's burst.
   policies::WriteBursts bursts_;
   std::optional<std::chrono::steady_clock::time_point> last_write_end_;
+  /// When this write phase's first write began (policies::WriteState::writing_s).
+  std::chrono::steady_clock::time_point writes_began_{};
   std::uint64_t last_copy_ns_ = 0;
   std::uint64_t version_ = 0;        ///< bumped on every state change
   std::uint64_t idle_version_ = ~0ull;  ///< version at which helpers found nothing to do

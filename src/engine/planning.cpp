@@ -13,6 +13,7 @@
 #include "engine/policies/placement.hpp"
 #include "engine/policies/policies.hpp"
 #include "engine/policies/ranking.hpp"
+#include "engine/timing.hpp"
 
 namespace mlbs::engine {
 
@@ -132,7 +133,8 @@ void Engine::refresh_placement() {
                                     .pending_bytes = pending_bytes_,
                                     .last_write_bytes = last_write_bytes_,
                                     .bursts = bursts_,
-                                    .copy_ahead = cfg_.copy_ahead};
+                                    .copy_ahead = cfg_.copy_ahead,
+                                    .writing_s = last_write_bytes_ ? 1e-9 * double(elapsed_ns(writes_began_)) : 0.0};
   policies::limits_for_writes(writes, ranked_, limits, coming);
   if (limits.bottleneck_first && schedule_.expected_records) {  // fifo:N
     std::uint64_t to_come = 0;

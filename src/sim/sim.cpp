@@ -194,6 +194,7 @@ class Model {
         pending_ = detail::round_up_block(w_.record_bytes);
         last_write_ = pending_;
         step_lead_ = bursts_.start(pending_, now_ - last_write_end_, last_copy_s_);
+        if (writes_began_s_ < 0) writes_began_s_ = now_;
         waiting_ = Waiting::write;
         blocked_since_ = now_;
         return;
@@ -450,7 +451,8 @@ class Model {
                                  .pending_bytes = pending_,
                                  .last_write_bytes = last_write_,
                                  .bursts = bursts_,
-                                 .copy_ahead = m_.copy_ahead};
+                                 .copy_ahead = m_.copy_ahead,
+                                 .writing_s = last_write_ && writes_began_s_ >= 0 ? now_ - writes_began_s_ : 0.0};
     pol::limits_for_writes(writes, ranked_, limits, coming);
     if (limits.bottleneck_first && w_.hint_records)  // fifo:N
       limits.to_come_bytes = pol::bytes_to_come(w_.records, records_.size(), last_write_);
@@ -671,6 +673,7 @@ class Model {
   std::uint64_t pending_ = 0, last_write_ = 0, gen_ = 0, tick_ = 0, flush_horizon_ = 0;
   bool step_lead_ = false;  // the write in progress began a burst
   pol::WriteBursts bursts_;
+  double writes_began_s_ = -1;  ///< the first write's start (WriteState::writing_s)
   double last_write_end_ = 0, last_copy_s_ = 0;  ///< the last write's return and its copy's time
 
   std::vector<std::unique_ptr<Record>> records_;

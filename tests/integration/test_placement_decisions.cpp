@@ -223,9 +223,9 @@ TEST(PlacementDecisions, FifoStartsTheSlowTierBeforeTheFastOneIsFull) {
 }
 
 // As above with a fast tier for 8 records and 16 to come: told the count (fifo:16), the slow tier starts with
-// record 2 or 3, since 16 - 4 - 8 records will have to go through it. Without it, where record 2 goes
-// depends on how long the loop computes between writes (policies::outlasts_a_move: a 4 KiB record's move
-// at 100 MiB/s is 40 us, which a sanitizer's fill may outlast), so only the reads are checked then:
+// record 2 or 3, since 16 - 4 - 8 records will have to go through it. Without it the run is taken to go
+// on once it has gone on as long as the slow tier moves a record (policies::outlasts_a_move: 40 us for 4
+// KiB at 100 MiB/s), which depends on the machine's speed, so only the reads are checked then:
 // test_placement.cpp and test_sim.cpp hold the uncounted rules. Every record reads back exact.
 TEST(PlacementDecisions, FifoWithTheCountStartsTheSlowTierByWhatIsToCome) {
   for (const std::uint64_t count : {16, 0}) {

@@ -1467,13 +1467,15 @@ TEST(Pass, BurstGapIsTheShorterOfTheLastTwo) {
 }
 
 // FIFO without its count is taken to go on once the compute before the steps written (their bytes over a
-// burst's, each after the shorter of the last two gaps) lasts as long as the last tier's move of a write;
-// not before a gap is known, nor with the tier's rate unknown.
+// burst's, each after the shorter of the last two gaps), or the time since its first write began, lasts as
+// long as the last tier's move of a write; not with the tier's rate unknown.
 TEST(Pass, AnUncountedRunGoesOnOnceItOutlastsTheLastTiersMove) {
   const double rate = 100.0 * kRec;  // a move of kRec: 10 ms
   WriteBursts b;
   b.start(kRec, std::numeric_limits<double>::infinity(), 0);
   EXPECT_FALSE(outlasts_a_move(b, 8 * kRec, kRec, rate)) << "no gap known yet";
+  EXPECT_FALSE(outlasts_a_move(b, 8 * kRec, kRec, rate, 0.009)) << "writing for 9 ms";
+  EXPECT_TRUE(outlasts_a_move(b, 8 * kRec, kRec, rate, 0.010)) << "writing for 10 ms, no compute between";
   b.start(kRec, 0.004, 0.001);
   EXPECT_FALSE(outlasts_a_move(b, 2 * kRec, kRec, rate)) << "8 ms of compute";
   EXPECT_TRUE(outlasts_a_move(b, 3 * kRec, kRec, rate)) << "12 ms";

@@ -84,10 +84,10 @@ std::uint64_t lead_spacing(std::uint64_t steps, std::uint64_t slots) {
 }
 
 bool outlasts_a_move(const WriteBursts& bursts, std::uint64_t written_bytes, std::uint64_t write_bytes,
-                     double last_rate) {
-  if (!bursts.bytes() || bursts.gap_s() <= 0 || last_rate <= 0) return false;
-  const double computed_s = double(written_bytes) / double(bursts.bytes()) * bursts.gap_s();
-  return computed_s * last_rate >= double(write_bytes);
+                     double last_rate, double writing_s) {
+  if (last_rate <= 0) return false;
+  const double computed_s = bursts.bytes() ? double(written_bytes) / double(bursts.bytes()) * bursts.gap_s() : 0.0;
+  return std::max(computed_s, writing_s) * last_rate >= double(write_bytes);
 }
 
 bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent) {
@@ -309,7 +309,7 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
   if (limits.bottleneck_first && !w.counted && !limits.file_rates.empty()) {
     std::uint64_t written = 0;
     for (const catalog::Record* r : ranked) written += r->size;
-    if (outlasts_a_move(w.bursts, written, w.last_write_bytes, limits.file_rates.back()))
+    if (outlasts_a_move(w.bursts, written, w.last_write_bytes, limits.file_rates.back(), w.writing_s))
       limits.to_come_bytes = kRunGoesOn;
   }
   limits.dram_budget = w.budget;

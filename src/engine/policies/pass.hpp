@@ -251,34 +251,33 @@ class WriteBursts {
 /// Limits::to_come_bytes of a run taken to go on for good (outlasts_a_move()).
 inline constexpr std::uint64_t kRunGoesOn = std::uint64_t(1) << 60;
 
-/// Whether FIFO without its count (under bottleneck_first()) has computed,
-/// over the steps written so far (`written_bytes` in bursts of
-/// WriteBursts::bytes(), WriteBursts::gap_s() of compute before each), as
+/// Whether FIFO without its count (under bottleneck_first()) has gone on as
 /// long as the last file tier (`last_rate` bytes/s) takes to move one write
-/// of `write_bytes`. From then on placement takes the run to go on
-/// (limits_for_writes() sets Limits::to_come_bytes to kRunGoesOn), and the
-/// last tier takes the next record to leave DRAM whenever no drain is under
-/// way into it. Renting before buying (the ski-rental rule): until then the
-/// time the tier has idled, which no later plan gives back, is less than
-/// what a record sent down costs a run that turns out to fit above it, its
-/// read back (its write took the idle tier's time). Until the fiftieth
-/// sitting the run was taken to go on as long again as so far, which held
-/// the tier back until DRAM and the bounded tiers held half the run: FIFO
-/// over two bounded tiers 2x apart above an unlimited one, DRAM and each
-/// bounded tier room for 8 of 32 records: 1.269x -> 1.146x the bound, as
-/// with the count (fifo:N). Over the FIFO points of mlbs-sim's sweep, those
-/// where not knowing the count costs more than 0.005 went from 31 to 7. The
-/// sweeps: whole records 26 points better by up to 0.123, none worse by
-/// more than 0.005; in 2, 4 and 8 parts, in the store's four and in its
-/// own choice, 42-58 better each, at most 2 worse, by up to 0.018. From half
-/// a move, the run of `mlbs_sim_check --machine small --schedule fifo` at
-/// 20 ms per call (DRAM and a 512 MiB/s tier for four records of eight
-/// each, over one at 128 MiB/s) sent down a record read third for nothing:
-/// 1.000x -> 1.069x; from a write and a read (twice a move), 6 fewer points
-/// gained. Without compute between the steps (WriteBursts::gap_s() 0):
-/// never.
+/// of `write_bytes`: `writing_s` since its first write began
+/// (WriteState::writing_s), or the compute before the steps written so far
+/// (`written_bytes` in bursts of WriteBursts::bytes(), WriteBursts::gap_s()
+/// before each), whichever is longer. From then on placement takes the run
+/// to go on (limits_for_writes() sets Limits::to_come_bytes to kRunGoesOn),
+/// and the last tier takes the next record to leave DRAM whenever no drain
+/// is under way into it. The ski-rental rule: until then the time the tier
+/// has idled, which no later plan gives back, is less than what a record
+/// sent down costs a run that turns out to fit above it, its read back (its
+/// write took the idle tier's time). Taken to go on only as long again as
+/// so far (before the fiftieth sitting), the run held the tier back until
+/// DRAM and the bounded tiers held half of it: FIFO over two bounded tiers
+/// 2x apart above an unlimited one, DRAM and each for 8 of 32 records,
+/// 1.269x -> 1.146x the bound, as with the count (fifo:N); of the sweep's
+/// FIFO points, those where not knowing the count cost more than 0.005: 31
+/// -> 7. From half a move, a run that fits above the last tier
+/// (`mlbs_sim_check --machine small --schedule fifo` at 20 ms per call)
+/// sent a record read third down for nothing: 1.000x -> 1.069x. The time
+/// since the first write alone lags the compute by a step, which cost up
+/// to 0.09; the compute alone never starts steps written back to back.
+/// Before the run outlasts a move, the guess still pays (taken to end with
+/// what is written: 6-20 points worse per sweep). docs/architecture.md,
+/// "Without the count, once the run outlasts a move", has the sweeps.
 bool outlasts_a_move(const WriteBursts& bursts, std::uint64_t written_bytes, std::uint64_t write_bytes,
-                     double last_rate);
+                     double last_rate, double writing_s = 0);
 
 /// Whether DRAM keeps only the first record of some steps while writes come
 /// (Limits::leads_first): FIFO in scratch mode over one file tier, steps
@@ -463,6 +462,10 @@ struct WriteState {
   std::uint64_t last_write_bytes = 0;  ///< 0 once reads began
   const WriteBursts& bursts;
   bool copy_ahead = true;            ///< Config::copy_ahead
+  /// Seconds since this write phase's first write began (0 once reads
+  /// began): how long the file tiers have had writes to take
+  /// (outlasts_a_move()).
+  double writing_s = 0;
 };
 
 /// Whether the schedule reads every record written so far (`ranked`) after
