@@ -296,7 +296,8 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
   const std::uint64_t room = steps_buffered && w.last_write_bytes
                                  ? w.bursts.bytes()
                                  : write_room(w.bursts, w.last_write_bytes, w.budget, limits);
-  limits.dram_bytes = dram_limit(w.budget, w.pending_bytes, write_headroom(room, coming), held_bytes(ranked), streams,
+  const std::uint64_t held = held_bytes(ranked);  // every record written, at its DRAM footprint
+  limits.dram_bytes = dram_limit(w.budget, w.pending_bytes, write_headroom(room, coming), held, streams,
                                  !newest);
   limits.coming_dram_bytes = coming_dram(w.budget, coming.bytes, limits.file_bytes);
   if (streaming) limits.lookahead_bytes = w.budget;
@@ -306,12 +307,9 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
   }
   limits.bottleneck_first = bottleneck_first(w.kind, w.budget, w.last_write_bytes, limits.persistent);
   // Without the count: a run that has outlasted the last tier's move of a record is taken to go on.
-  if (limits.bottleneck_first && !w.counted && !limits.file_rates.empty()) {
-    std::uint64_t written = 0;
-    for (const catalog::Record* r : ranked) written += r->size;
-    if (outlasts_a_move(w.bursts, written, w.last_write_bytes, limits.file_rates.back(), w.writing_s))
-      limits.to_come_bytes = kRunGoesOn;
-  }
+  if (limits.bottleneck_first && !w.counted && !limits.file_rates.empty() &&
+      outlasts_a_move(w.bursts, held, w.last_write_bytes, limits.file_rates.back(), w.writing_s))
+    limits.to_come_bytes = kRunGoesOn;
   limits.dram_budget = w.budget;
   limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts.bytes());
   limits.leads_first = leads_first(w.kind, w.budget, w.bursts, w.last_write_bytes, limits.file_rates, limits.file_bytes,

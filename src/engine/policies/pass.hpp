@@ -255,8 +255,9 @@ inline constexpr std::uint64_t kRunGoesOn = std::uint64_t(1) << 60;
 /// long as the last file tier (`last_rate` bytes/s) takes to move one write
 /// of `write_bytes`: `writing_s` since its first write began
 /// (WriteState::writing_s), or the compute before the steps written so far
-/// (`written_bytes` in bursts of WriteBursts::bytes(), WriteBursts::gap_s()
-/// before each), whichever is longer. From then on placement takes the run
+/// (`written_bytes`, block-rounded as WriteBursts counts, in bursts of
+/// WriteBursts::bytes(), WriteBursts::gap_s() before each), whichever is
+/// longer. From then on placement takes the run
 /// to go on (limits_for_writes() sets Limits::to_come_bytes to kRunGoesOn),
 /// and the last tier takes the next record to leave DRAM whenever no drain
 /// is under way into it. The ski-rental rule: until then the time the tier
