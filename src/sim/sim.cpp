@@ -452,7 +452,7 @@ class Model {
                                  .last_write_bytes = last_write_,
                                  .bursts = bursts_,
                                  .copy_ahead = m_.copy_ahead,
-                                 .writing_s = last_write_ && writes_began_s_ >= 0 ? now_ - writes_began_s_ : 0.0};
+                                 .writing_s = last_write_ ? now_ - writes_began_s_ : 0.0};
     pol::limits_for_writes(writes, ranked_, limits, coming);
     if (limits.bottleneck_first && w_.hint_records)  // fifo:N
       limits.to_come_bytes = pol::bytes_to_come(w_.records, records_.size(), last_write_);
@@ -673,7 +673,7 @@ class Model {
   std::uint64_t pending_ = 0, last_write_ = 0, gen_ = 0, tick_ = 0, flush_horizon_ = 0;
   bool step_lead_ = false;  // the write in progress began a burst
   pol::WriteBursts bursts_;
-  double writes_began_s_ = -1;  ///< the first write's start (WriteState::writing_s)
+  double writes_began_s_ = -1;  ///< the first write's start (WriteState::writing_s); -1 before it
   double last_write_end_ = 0, last_copy_s_ = 0;  ///< the last write's return and its copy's time
 
   std::vector<std::unique_ptr<Record>> records_;

@@ -257,10 +257,10 @@ inline constexpr std::uint64_t kRunGoesOn = std::uint64_t(1) << 60;
 /// (WriteState::writing_s), or the compute before the steps written so far
 /// (`written_bytes`, block-rounded as WriteBursts counts, in bursts of
 /// WriteBursts::bytes(), WriteBursts::gap_s() before each), whichever is
-/// longer. From then on placement takes the run
-/// to go on (limits_for_writes() sets Limits::to_come_bytes to kRunGoesOn),
-/// and the last tier takes the next record to leave DRAM whenever no drain
-/// is under way into it. The ski-rental rule: until then the time the tier
+/// longer. From then on placement takes the run to go on
+/// (limits_for_writes() sets Limits::to_come_bytes to kRunGoesOn), and the
+/// last tier takes the next record to leave DRAM whenever no drain is under
+/// way into it. The ski-rental rule: until then the time the tier
 /// has idled, which no later plan gives back, is less than what a record
 /// sent down costs a run that turns out to fit above it, its read back (its
 /// write took the idle tier's time). Taken to go on only as long again as
