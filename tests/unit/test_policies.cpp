@@ -562,8 +562,8 @@ Scene three_file_tiers_writing() {
 }
 
 // Three file tiers, two bounded: with the tier below the target busy, the idle last tier takes the copy
-// ahead from DRAM where DRAM holds four writes; not with room for fewer, not from the target tier, not
-// while the last tier is busy too.
+// ahead from DRAM where DRAM holds four writes; not with room for fewer, not while the last tier is busy
+// too.
 TEST(Policies, CopyAheadFromDramGoesToTheIdleLastTierWhenTheOneBelowIsBusy) {
   const auto decide = decider(copy_ahead, [] {
     Scene s = three_file_tiers_writing();
@@ -582,11 +582,41 @@ TEST(Policies, CopyAheadFromDramGoesToTheIdleLastTierWhenTheOneBelowIsBusy) {
   EXPECT_EQ(idle_below->dst, 2) << "the tier below first";
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[0].capacity_bytes = 3 * kRec; })) << "DRAM for fewer than four";
   EXPECT_FALSE(decide([](Scene& s) { s.tiers[3].copies_in_flight = 1; })) << "the last tier busy too";
-  EXPECT_FALSE(decide([](Scene& s) {
-    s.tiers[0].write_behind = false;  // so from tier 1, where the record has its copy
-    s.records[0].copies = bit(1);
-    s.tiers[1].free_bytes = 0;
-  })) << "from the target tier";
+}
+
+// Three file tiers, two bounded: a record on the first bounded tier is copied ahead past the middle one,
+// straight to the last (relayed, it crossed the middle tier twice); to the middle one only while the last
+// is busy or full. A record on the middle tier goes to the last as before.
+TEST(Policies, CopyAheadFromABoundedTierGoesPastTheMiddleOneToTheLastTier) {
+  const auto decide = decider(copy_ahead, [] {
+    Scene s = three_file_tiers_writing();
+    s.tiers[1].free_bytes = 3 * kRec;
+    s.add(bit(1), 1);
+    return s;
+  });
+  const auto d = decide([](Scene&) {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->purpose, Purpose::copy_ahead);
+  EXPECT_EQ(d->src, 1);
+  EXPECT_EQ(d->dst, 3) << "past the idle middle tier";
+  const auto last_busy = decide([](Scene& s) { s.tiers[3].copies_in_flight = 1; });
+  ASSERT_TRUE(last_busy);
+  EXPECT_EQ(last_busy->dst, 2) << "the last tier busy: the tier below";
+  const auto last_full = decide([](Scene& s) { s.tiers[3].free_bytes = kRec - 1; });
+  ASSERT_TRUE(last_full);
+  EXPECT_EQ(last_full->dst, 2) << "no room on the last tier: the tier below";
+  EXPECT_FALSE(decide([](Scene& s) { s.tiers[2].copies_in_flight = s.tiers[3].copies_in_flight = 1; }))
+      << "both busy";
+  EXPECT_FALSE(decide([](Scene& s) { s.records[0].copies |= bit(2); })) << "backed on the middle tier already";
+  const auto middle = decide([](Scene& s) {
+    s.records[0].copies = bit(2);
+    s.records[0].dir_target = 2;
+    s.tiers[1].free_bytes = 4 * kRec;
+    s.tiers[2].free_bytes = 3 * kRec;
+  });
+  ASSERT_TRUE(middle);
+  EXPECT_EQ(middle->src, 2);
+  EXPECT_EQ(middle->dst, 3);
 }
 
 // DRAM full over three file tiers: the record to leave DRAM next still goes to the idle last tier (else it

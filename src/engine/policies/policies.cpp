@@ -492,6 +492,12 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
       const TierView& tv = v.tiers[below];
       return !(tv.copies_in_flight || tv.full_latched || tv.free_bytes < r.plan_bytes() || (r.avoid & bit(below)));
     };
+    // From a bounded tier above the middle one, past it to the last tier when that takes the copy: the
+    // oldest records end there, and relayed one tier at a time each crossed the middle tier twice, which
+    // made it the bottleneck (`lifo/t3/n32/s2/fs0.25/bw2/f1.0`: 1.389x -> 1.131x the bound; the six
+    // uncounted sweeps 133 points better, 12 worse by up to 0.09; the real `mlbs_sim_check --machine
+    // three` 0.72 -> 0.70 s; architecture.md, "... and past the middle tier"). Else to the tier below.
+    if (!from_dram && t + 1 < last && takes(last)) return copy(Purpose::copy_ahead, i, t, last, {});
     if ((write_room || !from_dram) && takes(t + 1)) return copy(Purpose::copy_ahead, i, from_dram ? 0 : t, t + 1, {});
     // The tier below busy, the last one idle takes the copy from DRAM
     // instead, where DRAM holds kDoubleBufferSlots writes: copied ahead one
@@ -499,9 +505,8 @@ std::optional<Decision> copy_ahead(const View& v, Notes&) {
     // had copied a record, and idled while it did (uncounted LIFO over two
     // bounded tiers: mlbs-sim's sweep 10 points better by up to 0.062, none
     // worse; the real `mlbs_sim_check --machine three` 0.76 -> 0.72 s). With
-    // DRAM for fewer, such a long copy holds a slot the next write wants;
-    // from tier t too, the last tier took more records than the run forced
-    // there (that machine's model 1.20x -> 1.36x the bound). With DRAM full
+    // DRAM for fewer, such a long copy holds a slot the next write wants.
+    // (From tier t the copy goes to the last tier, above.) With DRAM full
     // the record to leave it next still goes: else, once DRAM filled, the
     // last tier idled until the middle one filled and passed records on
     // (`lifo/t3/n96/s8/fs0.25/bw20/f1.0`: idle 81 s of a 505 s bound,
