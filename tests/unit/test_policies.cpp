@@ -453,6 +453,36 @@ TEST(Policies, OneDrainAtATimeIntoATier) {
   EXPECT_EQ(durable->dst, 2);
 }
 
+// While LIFO copies ahead a middle tier takes a second drain beside the first, not a third while the last tier
+// idles: that helper is the last tier's (a copy ahead, or a drain of a record placed there). The fastest tier and a
+// middle one beside a busy last tier take a third.
+TEST(Policies, AMiddleTierTakesNoThirdDrainWhileTheLastIdles) {
+  const auto decide = decider(drain_dram, [] {
+    Scene s(4);
+    s.writing = s.copy_ahead = true;
+    s.tiers[2].copies_in_flight = s.tiers[2].arrivals_in_flight = 2;
+    s.add(bit(0), 2);
+    return s;
+  });
+  EXPECT_FALSE(decide([](Scene&) {})) << "a third drain into the middle tier while the last idles";
+  const auto into = [](const std::optional<Decision>& d, int dst) {
+    return d && d->purpose == Purpose::drain_dram && d->dst == dst;
+  };
+  EXPECT_TRUE(into(decide([](Scene& s) { s.tiers[2].copies_in_flight = s.tiers[2].arrivals_in_flight = 1; }), 2))
+      << "a second drain goes";
+  EXPECT_TRUE(into(decide([](Scene& s) { s.tiers[3].copies_in_flight = 1; }), 2)) << "the last tier busy";
+  EXPECT_TRUE(into(decide([](Scene& s) {
+                     s.tiers[1].copies_in_flight = s.tiers[1].arrivals_in_flight = 2;
+                     s.records[0].dir_target = 1;
+                   }),
+                   1))
+      << "the fastest tier takes a third";
+  EXPECT_FALSE(decide([](Scene& s) {
+    s.copy_ahead = false;
+    s.tiers[3].copies_in_flight = 1;
+  })) << "without copies ahead any tier takes one drain at a time";
+}
+
 // A staged copy moves on down from where it was staged, one at a time into its target, and its record's DRAM
 // slot goes with the decision (a DRAM source would keep the slot busy for the slower tier's copy).
 TEST(Policies, AStagedCopyMovesOnAndGivesUpItsSlot) {

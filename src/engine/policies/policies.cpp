@@ -112,6 +112,9 @@ int stage_tier(const View& v, const Record& r, int dst) {
   return via == 1 || v.copy_ahead ? via : 0;
 }
 
+/// Drains a middle tier takes at once while the last one idles (one_at_a_time()).
+constexpr std::uint32_t kMiddleTierDrains = 2;
+
 /// A drain into `dst` waits for the one there (scratch: a persistent run's
 /// drains share the journal's group commit). A second would share the
 /// tier's bandwidth and hold both DRAM slots until both end, while the next
@@ -130,11 +133,25 @@ int stage_tier(const View& v, const Record& r, int dst) {
 /// with DRAM for two, where drains and fetches meet): whole records 16
 /// points better by up to 0.062, none worse; all eight sweeps 62 better, 6
 /// worse by up to 0.018. (Into the last tier the fetches count already.)
+///
+/// While LIFO copies ahead, a middle tier takes no more than
+/// kMiddleTierDrains at once when the last tier idles (2026-12-07,
+/// fifty-second sitting): a third adds no bandwidth there, and its helper is
+/// the one that would feed the last tier, the run's bottleneck over
+/// bounded tiers, by a copy ahead or a drain of a record placed there. In
+/// parts the middle tier filled three drains at a time while the last
+/// idled 0.42 s (`mlbs_sim_sweep --parts 4 --only
+/// lifo/t3/n96/s2/fs0.25/bw2/f1.0`: 1.250x -> 1.164x the bound). Capped at
+/// one drain, or on the fastest tier too, the sweeps lost up to 0.23 and
+/// the model of `mlbs_sim_check --machine three --parts 2` 1.09x -> 1.19x
+/// (architecture.md, "A middle tier's third drain waits").
 bool one_at_a_time(const View& v, int dst) {
   if (v.persistent || dst <= 0) return false;
-  if (dst == v.last()) return v.tiers[dst].copies_in_flight > 0;
-  if (!v.writing && v.tiers[dst].fetches_in_flight > 0) return true;
-  return !v.copy_ahead && v.tiers[dst].arrivals_in_flight > 0;
+  const TierView& into = v.tiers[dst];
+  if (dst == v.last()) return into.copies_in_flight > 0;
+  if (!v.writing && into.fetches_in_flight > 0) return true;
+  if (!v.copy_ahead) return into.arrivals_in_flight > 0;
+  return dst > 1 && into.arrivals_in_flight >= kMiddleTierDrains && !v.tiers[v.last()].copies_in_flight;
 }
 
 }  // namespace
