@@ -491,7 +491,8 @@ TEST(Sim, CopiesAheadFromTheFastestTierGoPastTheMiddleOne) {
 // LIFO without its count in four parts, DRAM for 2 of 96 records over two tiers bounded at 24 records, 2x
 // apart, above an unlimited one 2x slower still: the middle tier takes at most two drains at once while the
 // last one idles, where three helpers drained into it together and the last tier, the bottleneck, idled
-// 0.42 s of the write phase (1.25x the bound; now, past the first 35 ms, 8 ms at most, 1.16x).
+// 0.42 s at a stretch, 0.58 s of the write phase in all (1.25x the bound; now, past its first 35 ms, 8 ms at
+// most, 1.16x).
 TEST(Sim, AMiddleTierTakesNoThirdDrainWhileTheLastIdles) {
   const Result r = sweep_point("lifo/t3/n96/s2/fs0.25/bw2/f1.0", 4);
   std::vector<std::pair<double, double>> last;  // the last tier's copies in the write phase
