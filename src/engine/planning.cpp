@@ -134,7 +134,8 @@ void Engine::refresh_placement() {
                                     .last_write_bytes = last_write_bytes_,
                                     .bursts = bursts_,
                                     .copy_ahead = cfg_.copy_ahead,
-                                    .writing_s = last_write_bytes_ ? 1e-9 * double(elapsed_ns(writes_began_)) : 0.0};
+                                    .writing_s = last_write_bytes_ ? 1e-9 * double(elapsed_ns(writes_began_)) : 0.0,
+                                    .write_waits = slot_waiters_ > 0};
   policies::limits_for_writes(writes, ranked_, limits, coming);
   if (limits.bottleneck_first && schedule_.expected_records) {  // fifo:N
     std::uint64_t to_come = 0;

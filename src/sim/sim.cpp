@@ -452,7 +452,8 @@ class Model {
                                  .last_write_bytes = last_write_,
                                  .bursts = bursts_,
                                  .copy_ahead = m_.copy_ahead,
-                                 .writing_s = last_write_ ? now_ - writes_began_s_ : 0.0};
+                                 .writing_s = last_write_ ? now_ - writes_began_s_ : 0.0,
+                                 .write_waits = waiting_ == Waiting::write};
     pol::limits_for_writes(writes, ranked_, limits, coming);
     if (limits.bottleneck_first && w_.hint_records)  // fifo:N
       limits.to_come_bytes = pol::bytes_to_come(w_.records, records_.size(), last_write_);

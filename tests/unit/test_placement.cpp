@@ -579,6 +579,46 @@ TEST(Placement, FifoWithItsCountStartsTheLastTierByWhatIsToCome) {
   EXPECT_EQ(first_drain(roomy, kRunGoesOn), 2) << "an uncounted run taken to go on (outlasts_a_move())";
 }
 
+// Bottleneck first while the application computes: with no record leaving DRAM for its turn, the idle last
+// tier takes the resident of the bounded tier above read latest that DRAM holds no copy of (it moves down).
+// Not without the rule, not while a copy arrives at the last tier, not a resident DRAM holds too, not once
+// the last tier holds what the run forces through it, not for a run that forces through it less than the
+// tier above holds, and not when a record leaving DRAM takes the turn.
+TEST(Placement, TheIdleLastTierTakesAResidentFromAboveWhileTheApplicationComputes) {
+  const std::vector<std::uint64_t> caps = {0, 300, 0};
+  const std::vector<double> rates = {0, 1000, 100};
+  // DRAM holds 0-3 (400 bytes); 4 and 5 live on the bounded tier. Guessed forced: 2 x 600 - 400 - 300 = 500.
+  std::vector<PlacementItem> ranked = uniform(6, 100);
+  for (std::size_t i = 0; i < 4; ++i) ranked[i].held = true;
+  ranked[4].file_copy = ranked[5].file_copy = 1;
+  auto tiers = [&](const std::vector<PlacementItem>& items, bool rule = true,
+                   std::optional<std::uint64_t> to_come = std::nullopt) {
+    const Placement p = place(items, 400, caps, false, rates, 0, true, to_come, false, false, 0, 0, rule);
+    return std::vector<int>(p.dir_tier.end() - 2, p.dir_tier.end());
+  };
+  EXPECT_EQ(tiers(ranked), (std::vector<int>{1, 2})) << "the latest resident moves down";
+  EXPECT_EQ(tiers(ranked, false), (std::vector<int>{1, 1})) << "without the rule";
+  std::vector<PlacementItem> held = ranked;
+  held[5].held = true;
+  EXPECT_EQ(tiers(held), (std::vector<int>{2, 1})) << "5 in DRAM too: a move would hold its slot; 4 goes";
+  std::vector<PlacementItem> busy = ranked;
+  busy[0].file_copy = 1;  // 0 moving down now
+  busy[0].arriving = 2;
+  EXPECT_EQ(tiers(busy), (std::vector<int>{1, 1})) << "one copy at a time into the last tier";
+  std::vector<PlacementItem> owed = ranked;
+  for (std::size_t i = 0; i < 4; ++i) owed[i].file_copy = 2;  // DRAM's, with copies there: 400 held
+  EXPECT_EQ(tiers(owed, true, 600), (std::vector<int>{1, 2})) << "600 + 600 - 400 - 300 = 500 forced";
+  EXPECT_EQ(tiers(owed, true, 500), (std::vector<int>{1, 1})) << "400 forced: the last tier holds enough";
+  EXPECT_EQ(tiers(ranked, true, 400), (std::vector<int>{1, 2})) << "300 forced: as much as the tier above holds";
+  EXPECT_EQ(tiers(ranked, true, 300), (std::vector<int>{1, 1})) << "200 forced: less than the tier above holds";
+  std::vector<PlacementItem> leaving = ranked;
+  leaving.push_back(PlacementItem{100, 100, 0});  // a newcomer DRAM has no room for
+  leaving.back().held = true;
+  const Placement p = place(leaving, 400, caps, false, rates, 0, true, std::nullopt, false, false, 0, 0, true);
+  EXPECT_EQ(p.dir_tier[6], 2) << "the record leaving DRAM takes the turn";
+  EXPECT_EQ(p.dir_tier[5], 1) << "and the residents stay";
+}
+
 // Reads under way over unlimited tiers 5:1 apart, DRAM for two: the slower tier's soonest record takes a
 // slot beside the next record when fewer than five come before it (its fetch must start that far ahead);
 // not once five come before it, nor with a bounded tier (the two next records then).

@@ -1004,6 +1004,31 @@ TEST(Pass, ASlotACopyAheadReadsFromIsNoRoomToPlanWith) {
   EXPECT_FALSE(recs[1].want_mem);
 }
 
+// Bottleneck first (FIFO) counts a resident's move down into the last tier as a copy arriving there: the
+// record leaving DRAM then takes the tier above, one copy at a time into the last; with no move under way
+// it starts the last tier.
+TEST(Pass, AMoveDownKeepsTheLastTierBusyForBottleneckFirst) {
+  std::deque<Record> recs(2);
+  std::vector<Record*> ranked = in_order(recs);
+  recs[0].copies = bit(0);  // leaving DRAM
+  recs[1].copies = bit(1);  // moving down to tier 2
+  recs[1].busy = true;
+  recs[1].copying_on = bit(1) | bit(2);
+  Limits limits;
+  limits.dram_bytes = 0;
+  limits.file_bytes = {0, 4 * kRec, 0};
+  limits.file_rates = {0, 1000.0 * kRec, 100.0 * kRec};
+  limits.moves_up = false;
+  limits.bottleneck_first = true;
+  limits.to_come_bytes = kRunGoesOn;
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 1) << "the last tier is busy";
+  recs[1].busy = false;
+  recs[1].copying_on = 0;
+  place_records(ranked, limits);
+  EXPECT_EQ(recs[0].dir_target, 2) << "the last tier idles: it starts";
+}
+
 // A staged copy is no placement choice: its record is placed as if the copy were not there (here on the
 // slower tier, the faster one's room going to the sooner record), and the mark goes once the copy has.
 TEST(Pass, AStagedCopyIsPlacedAsIfItWereNotThere) {
@@ -1368,12 +1393,26 @@ TEST(Pass, LimitsForWritesDeriveTheScheduleRulesForEngineAndSimulator) {
   EXPECT_TRUE(fifo.idle_tiers_start);
   EXPECT_TRUE(fifo.leads_first) << "whole records over unlimited tiers 5x apart";
   EXPECT_EQ(fifo.to_come_bytes, kRunGoesOn) << "two steps of 20 ms outlast the last tier's 5 ms move of a record";
+  EXPECT_TRUE(fifo.last_takes_residents) << "20 ms of compute, no write under way or waiting, a 5 ms move";
 
   Coming reading{{}, kRec};
   const Limits after = limits_of(Schedule::Kind::fifo, 0, reading);
   EXPECT_EQ(after.dram_bytes, 8 * kRec) << "no write room once reads began";
   EXPECT_FALSE(after.bottleneck_first);
   EXPECT_FALSE(after.leads_first);
+  EXPECT_FALSE(after.last_takes_residents);
+}
+
+// The idle last tier takes a resident from above (bottleneck first) only while the application computes:
+// compute between its bursts, no write under way or waiting for a slot, and a move within four gaps.
+TEST(Pass, TheLastTierTakesResidentsOnlyWhileTheApplicationComputes) {
+  EXPECT_TRUE(last_takes_residents(true, 0.02, 0.005, 0, false));
+  EXPECT_TRUE(last_takes_residents(true, 0.02, 0.08, 0, false)) << "a move four gaps long";
+  EXPECT_FALSE(last_takes_residents(true, 0.02, 0.081, 0, false)) << "longer";
+  EXPECT_FALSE(last_takes_residents(false, 0.02, 0.005, 0, false)) << "not under bottleneck first";
+  EXPECT_FALSE(last_takes_residents(true, 0.0, 0.005, 0, false)) << "no compute between the bursts";
+  EXPECT_FALSE(last_takes_residents(true, 0.02, 0.005, kRec, false)) << "a write under way";
+  EXPECT_FALSE(last_takes_residents(true, 0.02, 0.005, 0, true)) << "a write waits for its slot";
 }
 
 // Records to come at their ranks (an explicit order names them): those read before a written record claim

@@ -509,6 +509,32 @@ TEST(Sim, AMiddleTierTakesNoThirdDrainWhileTheLastIdles) {
   EXPECT_LT(r.wall_s, 1.2 * r.bound_s);
 }
 
+// FIFO without its count in four parts, DRAM for 2 of 32 records above a tier bounded at 8, 2x faster than an
+// unlimited one, compute as long as the least I/O: while the application computes, the idle last tier takes a
+// resident of the bounded tier (a move down), where the fast tier took every other part until full at 0.40 s
+// and the last one idled 6.9 ms of each 21.5 ms step before, 0.10 s of the write phase in all; then every
+// write waited on it (writes blocked 0.11 s, 1.20x the bound; now 7 ms idle, 0.02 s blocked, 1.05x).
+TEST(Sim, TheIdleLastTierTakesResidentsFromAboveWhileFifoComputes) {
+  const Result r = sweep_point("fifo/t2/n32/s2/fs0.25/bw2/f1.0", 4);
+  std::vector<std::pair<double, double>> last;  // the last tier's copies in the write phase
+  std::size_t moves = 0;
+  for (const Span& s : r.timeline) {
+    moves += s.what == "move down" && s.src == 1 && s.dst == 2;
+    if ((s.src == 2 || s.dst == 2) && s.start_s < r.write_phase_s) last.emplace_back(s.start_s, s.end_s);
+  }
+  EXPECT_GT(moves, 0u);
+  std::sort(last.begin(), last.end());
+  ASSERT_FALSE(last.empty());
+  double busy_until = last.front().second, idle = 0;
+  for (const auto& [start, end] : last) {
+    idle += std::max(0.0, start - busy_until);
+    busy_until = std::max(busy_until, end);
+  }
+  EXPECT_LT(idle, 0.03) << "the last tier idles while writes come down";
+  EXPECT_LT(r.write_blocked_s, 0.05);
+  EXPECT_LT(r.wall_s, 1.1 * r.bound_s);
+}
+
 // As above, 96 records, each tier 20x slower than the one above, compute as long as the least I/O:
 // once DRAM is full the last tier still takes the record to leave DRAM next, at 21 s, where it idled
 // until the middle tier filled and passed records down (81 s; 1.27x the bound, now 1.07x).
@@ -907,7 +933,7 @@ TEST(SimSweep, NoRunBeatsThePhysicalBound) {
 
 // How close the planner comes to the bound over the same sweep, guarded at what
 // the policies measured when last changed (docs/simulator.md: median 1.009,
-// p90 1.207, max 1.85, 416 points above 1.05x); the target of 1.05x at every
+// p90 1.207, max 1.85, 410 points above 1.05x); the target of 1.05x at every
 // point is not met yet.
 TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   const SweepSummary s = sweep().ratio;
@@ -920,7 +946,7 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
   EXPECT_LT(s.median, 1.04);
   EXPECT_LT(s.p90, 1.30);
   EXPECT_LT(s.max, 2.0);
-  EXPECT_LT(s.above, 426u);
+  EXPECT_LT(s.above, 420u);
 }
 
 // FIFO's third of the sweep, 8 and 32 records (96 would take a sanitizer build minutes), each step's data
@@ -928,8 +954,9 @@ TEST(SimSweep, PlannerStaysWithinItsMeasuredDistanceOfTheBound) {
 // DRAM's room for a step (policies::write_room) keeps it at what was measured when that rule came (147 of 288
 // points above 1.05x, p90 1.210; with room for two records 165, 1.243), at what room for a step over a
 // tier that does not spread brought (129, 1.173), at what room for a step where the compute covers its
-// drain at the unlimited tiers' rate brought (113, 1.168), at every joining tier's rate (106, 1.148), and
-// with the leads DRAM keeps over one tier spaced over the run (94, 1.133).
+// drain at the unlimited tiers' rate brought (113, 1.168), at every joining tier's rate (106, 1.148),
+// with the leads DRAM keeps over one tier spaced over the run (94, 1.133), and with the idle last tier
+// taking residents from a bounded tier above while the application computes (82, 1.112).
 TEST(SimSweep, RecordsInPartsFindRoomForTheirStep) {
   const SweepStats st = sweep({Schedule::Kind::fifo}, false, 4, "/n96/");
   const SweepSummary& s = st.ratio;
@@ -937,8 +964,8 @@ TEST(SimSweep, RecordsInPartsFindRoomForTheirStep) {
               s.points);
   ASSERT_EQ(s.points, 288u);
   EXPECT_LT(st.below_bound, 1e-9);
-  EXPECT_LT(s.p90, 1.14);
-  EXPECT_LT(s.above, 100u);
+  EXPECT_LT(s.p90, 1.13);
+  EXPECT_LT(s.above, 90u);
 }
 
 // LIFO told how many records come ("lifo:N"): the records written go where they will end and the

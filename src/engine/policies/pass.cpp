@@ -1,6 +1,7 @@
 #include "engine/policies/pass.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/policies/placement.hpp"
 #include "engine/policies/policies.hpp"
@@ -94,6 +95,11 @@ bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t l
   return kind == Schedule::Kind::fifo && !persistent && last_write_bytes && double_buffers(budget, last_write_bytes);
 }
 
+bool last_takes_residents(bool bottleneck_first, double gap_s, double move_s, std::uint64_t pending_bytes,
+                          bool write_waits) {
+  return bottleneck_first && gap_s > 0 && move_s <= kMoveGaps * gap_s && !pending_bytes && !write_waits;
+}
+
 bool writes_leave_dram(bool newest_first, std::size_t counted_to_come, std::uint64_t budget,
                        std::uint64_t last_write_bytes, const std::vector<std::uint64_t>& file_bytes) {
   return newest_first ||
@@ -177,8 +183,12 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
       for (int t = have + 1; t <= last && backing < 0; ++t)
         if ((r->copies & catalog::bit(t)) || r->ahead == t) backing = t;
     // A DRAM-only record a helper copies is on its way to the tier placement
-    // chose last (or, staged, to a faster one: placement ignores staging).
-    const int arriving = r->busy && r->copies == bit(0) && r->staged < 0 ? r->dir_target : -1;
+    // chose last (or, staged, to a faster one: placement ignores staging);
+    // a resident a helper copies into the last tier (a move down) keeps
+    // that tier busy too (place()'s bottleneck first: one copy at a time).
+    int arriving = r->busy && r->copies == bit(0) && r->staged < 0 ? r->dir_target : -1;
+    if (arriving < 0 && r->busy && have > 0 && (r->copying_on & bit(last)) && !(r->copies & bit(last)))
+      arriving = last;
     // The slot of a record copied ahead from DRAM stays taken until the copy
     // ends, for as long as the slower tier takes (a slot a copy reads goes to
     // no writer): no room to plan with while writes come down. Placed in DRAM
@@ -200,7 +210,8 @@ void place_records(std::span<catalog::Record* const> ranked, const Limits& limit
   const Placement p = place(items, dram_bytes, limits.file_bytes, limits.moves_up,
                             limits.persistent ? kNoRates : limits.file_rates, limits.lookahead_bytes,
                             limits.bottleneck_first, limits.to_come_bytes, limits.idle_tiers_start,
-                            limits.leads_first, limits.dram_budget, limits.read_room_bytes);
+                            limits.leads_first, limits.dram_budget, limits.read_room_bytes,
+                            limits.last_takes_residents);
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     ranked[i]->want_mem = p.in_memory[at[i]];
     ranked[i]->dir_target = p.dir_tier[at[i]];
@@ -310,6 +321,11 @@ void limits_for_writes(const WriteState& w, std::span<catalog::Record* const> ra
   if (limits.bottleneck_first && !w.counted && !limits.file_rates.empty() &&
       outlasts_a_move(w.bursts, held, w.last_write_bytes, limits.file_rates.back(), w.writing_s))
     limits.to_come_bytes = kRunGoesOn;
+  const double last_rate = limits.file_rates.empty() ? 0.0 : limits.file_rates.back();
+  const double move_s =
+      last_rate > 0 ? double(w.last_write_bytes) / last_rate : std::numeric_limits<double>::infinity();
+  limits.last_takes_residents =
+      last_takes_residents(limits.bottleneck_first, w.bursts.gap_s(), move_s, w.pending_bytes, w.write_waits);
   limits.dram_budget = w.budget;
   limits.idle_tiers_start = idle_tiers_start(w.budget, w.bursts.bytes());
   limits.leads_first = leads_first(w.kind, w.budget, w.bursts, w.last_write_bytes, limits.file_rates, limits.file_bytes,

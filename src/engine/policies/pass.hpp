@@ -39,6 +39,10 @@ struct Limits {
   /// The last file tier starts with the first records to leave DRAM when
   /// a bounded tier is above it (place(), bottleneck_first()).
   bool bottleneck_first = false;
+  /// With bottleneck_first, while the application computes: the idle last
+  /// tier takes a record from a bounded tier above when none leaves DRAM
+  /// (place(), last_takes_residents()).
+  bool last_takes_residents = false;
   /// With bottleneck_first and a record count (fifo:N, bytes_to_come()):
   /// the bytes still to be written; kRunGoesOn once a run without its count
   /// has outlasted the last tier's move of a record (outlasts_a_move()).
@@ -78,6 +82,28 @@ bool idle_tiers_start(std::uint64_t budget, std::uint64_t burst_bytes);
 /// `lifo:N` and explicit orders place those records there already (with
 /// the rule, 47 of their sweep points were worse by up to 0.38, 24 better).
 bool bottleneck_first(Schedule::Kind kind, std::uint64_t budget, std::uint64_t last_write_bytes, bool persistent);
+
+/// Whether the idle last tier may take a record from a bounded tier above
+/// (Limits::last_takes_residents, place()): under bottleneck_first, while
+/// the application computes between its bursts (`gap_s` > 0) and no write
+/// is under way (`pending_bytes`) or waits for a slot (`write_waits`), and
+/// the last tier moves a write (`move_s`) within kMoveGaps such gaps. Then
+/// the record that would start it next is a step away, and the tier would
+/// idle until it comes. With no compute, or in the middle of a burst, the
+/// next record is there at once: a move then only displaced it to the
+/// faster tier, whose bandwidth the move's read took from the drains the
+/// writer waits for, and whose room it left empty at the turn (no compute:
+/// `--parts 4 fifo/t2/n32/s2/fs0.25/bw2/f0.0` 1.007x -> 1.186x the bound).
+/// A move lasting many gaps displaced several records so, and put a record
+/// read soon after the turn on the slowest tier (`mlbs_sim_check --machine
+/// three --schedule fifo`, a move 6.25 gaps long: 1.329x -> 1.446x in
+/// mlbs-sim); within two gaps, 0.5-0.6 of the sweep's gains were lost.
+bool last_takes_residents(bool bottleneck_first, double gap_s, double move_s, std::uint64_t pending_bytes,
+                          bool write_waits);
+
+/// last_takes_residents(): how many of the application's compute gaps the
+/// last tier's move of a write may last.
+inline constexpr double kMoveGaps = 4.0;
 
 /// FIFO with Schedule::expected_records (fifo:N) while writes come: the
 /// bytes a store will still be sent, the `expected` records less the
@@ -467,6 +493,8 @@ struct WriteState {
   /// began): how long the file tiers have had writes to take
   /// (outlasts_a_move()).
   double writing_s = 0;
+  /// A write waits for a DRAM slot now (View::write_waits).
+  bool write_waits = false;
 };
 
 /// Whether the schedule reads every record written so far (`ranked`) after

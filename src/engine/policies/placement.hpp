@@ -27,7 +27,9 @@ struct PlacementItem {
   /// Without a file copy, the file tier one is being copied to now (a
   /// drain under way), or -1. When spreading (see place()) it keeps that
   /// tier like a resident, so records placed before it in rank order see
-  /// the work it brings there and go elsewhere.
+  /// the work it brings there and go elsewhere. With a file copy: the last
+  /// tier while it moves down there, which keeps that tier busy for
+  /// bottleneck first and nothing else.
   int arriving = -1;
   /// DRAM holds a copy now (not only placement's wish): once reads have
   /// begun, its file copy gives way to other records (see place()).
@@ -133,7 +135,13 @@ struct Placement {
 /// the faster tiers hold (Cao et al.'s first opportunity, for the
 /// bottleneck). With the count, what the run forces down is weighed against
 /// `dram_budget` (DRAM's whole budget, which holds records once the writes
-/// end; 0: `mem_capacity`).
+/// end; 0: `mem_capacity`). With `last_takes_residents` too (pass.hpp's
+/// last_takes_residents(): the application computes) and a run that forces
+/// more through the last tier than the bounded tiers above it hold, a turn
+/// no record leaving DRAM takes goes to the resident of a bounded tier
+/// above read latest that DRAM holds no copy of: it moves down, so the last
+/// tier never idles while the tiers above fill, and their room goes to
+/// later records.
 ///
 /// With `leads_first` (FIFO over one file tier, or whole records over tiers
 /// far apart: pass.hpp's leads_first()) while writes come down, DRAM holds
@@ -157,7 +165,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
                 const std::vector<double>& tier_rate = {}, std::uint64_t lookahead_bytes = 0,
                 bool bottleneck_first = false, std::optional<std::uint64_t> to_come_bytes = std::nullopt,
                 bool idle_tiers_start = false, bool leads_first = false, std::uint64_t dram_budget = 0,
-                std::uint64_t read_room_bytes = 0);
+                std::uint64_t read_room_bytes = 0, bool last_takes_residents = false);
 
 /// Placement spreads over the file tiers of `tier_rate` (index 0 unused):
 /// there are two or more and every rate is known.
