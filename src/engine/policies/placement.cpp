@@ -44,24 +44,23 @@ std::optional<LastTier> last_tier(const std::vector<PlacementItem>& ranked, std:
   return lt;
 }
 
-// Bottleneck first (place()): whether the last file tier, below a bounded
-// one, takes the next record to leave DRAM now: no copy is under way into
-// it (a drain, or a move down), and the records it holds fall short of
-// what the run will force through it, DRAM and the tiers above being
-// full. `to_come_bytes` is what is still to be written when the schedule
-// says (fifo:N), or pass.hpp's
+// Bottleneck first (place()): whether the last file tier, below a bounded one,
+// takes the next record to leave DRAM now: no copy is under way into it (a
+// drain, or a move down), and the records it holds fall short of what the run
+// will force through it, DRAM and the tiers above being full. `to_come_bytes`
+// is what is still to be written when the schedule says (fifo:N), or pass.hpp's
 // kRunGoesOn once an uncounted run has outlasted the last tier's move of a
-// record (outlasts_a_move()); before that the run is taken to go on as
-// long again as it has so far. With no limit on what it sends, the rule
-// cost runs that fit in DRAM and the fast tier up to 9% in mlbs-sim
-// (records the fast tier had room for came back from the slow one); the
-// guess keeps that to 3%, and 35 of the 39 sweep points the unlimited rule
-// gained. Told the count, DRAM's whole `dram_budget` holds records at the
-// end, not `mem_capacity` (less the writes' room): weighed against that, a
-// FIFO run that DRAM and the fast tier hold sent a record to the slow tier
-// (fifo:8, DRAM and a 512 MiB/s tier for four records each over one at 128
-// MiB/s: 1.370x the bound, 1.141x now). The guess keeps the room: with the
-// whole budget, 0 points better and up to 33 worse per sweep.
+// record (outlasts_a_move()); before that the run is taken to go on as long
+// again as it has so far. With no limit on what it sends, the rule cost runs
+// that fit in DRAM and the fast tier up to 9% in mlbs-sim (records the fast
+// tier had room for came back from the slow one); the guess keeps that to 3%,
+// and 35 of the 39 sweep points the unlimited rule gained. Told the count,
+// DRAM's whole `dram_budget` holds records at the end, not `mem_capacity` (less
+// the writes' room): weighed against that, a FIFO run that DRAM and the fast
+// tier hold sent a record to the slow tier (fifo:8, DRAM and a 512 MiB/s tier
+// for four records each over one at 128 MiB/s: 1.370x the bound, 1.141x now).
+// The guess keeps the room: with the whole budget, 0 points better and up to 33
+// worse per sweep.
 bool last_tier_starts(const std::optional<LastTier>& lt) {
   return lt && !lt->busy && lt->held + lt->largest <= lt->forced;  // idle: one copy at a time
 }
