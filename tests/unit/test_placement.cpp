@@ -582,8 +582,8 @@ TEST(Placement, FifoWithItsCountStartsTheLastTierByWhatIsToCome) {
 // Bottleneck first while the application computes: with no record leaving DRAM for its turn, the idle last
 // tier takes the resident of the bounded tier above read latest that DRAM holds no copy of (it moves down).
 // Not without the rule, not while a copy arrives at the last tier, not a resident DRAM holds too, not once
-// the last tier holds what the run forces through it, not for a run that forces through it less than the
-// tier above holds, and not when a record leaving DRAM takes the turn.
+// the last tier holds what the run forces through it, not for a run that forces through it no more than
+// half what the tier above holds, and not when a record leaving DRAM takes the turn.
 TEST(Placement, TheIdleLastTierTakesAResidentFromAboveWhileTheApplicationComputes) {
   const std::vector<std::uint64_t> caps = {0, 300, 0};
   const std::vector<double> rates = {0, 1000, 100};
@@ -609,8 +609,8 @@ TEST(Placement, TheIdleLastTierTakesAResidentFromAboveWhileTheApplicationCompute
   for (std::size_t i = 0; i < 4; ++i) owed[i].file_copy = 2;  // DRAM's, with copies there: 400 held
   EXPECT_EQ(tiers(owed, true, 600), (std::vector<int>{1, 2})) << "600 + 600 - 400 - 300 = 500 forced";
   EXPECT_EQ(tiers(owed, true, 500), (std::vector<int>{1, 1})) << "400 forced: the last tier holds enough";
-  EXPECT_EQ(tiers(ranked, true, 400), (std::vector<int>{1, 2})) << "300 forced: as much as the tier above holds";
-  EXPECT_EQ(tiers(ranked, true, 300), (std::vector<int>{1, 1})) << "200 forced: less than the tier above holds";
+  EXPECT_EQ(tiers(ranked, true, 300), (std::vector<int>{1, 2})) << "200 forced: over half what the tier above holds";
+  EXPECT_EQ(tiers(ranked, true, 250), (std::vector<int>{1, 1})) << "150 forced: half what the tier above holds";
   std::vector<PlacementItem> leaving = ranked;
   leaving.push_back(PlacementItem{100, 100, 0});  // a newcomer DRAM has no room for
   leaving.back().held = true;

@@ -137,7 +137,8 @@ struct Placement {
 /// `dram_budget` (DRAM's whole budget, which holds records once the writes
 /// end; 0: `mem_capacity`). With `last_takes_residents` too (pass.hpp's
 /// last_takes_residents(): the application computes) and a run that forces
-/// more through the last tier than the bounded tiers above it hold, a turn
+/// through the last tier more than half what the bounded tiers above it
+/// hold, a turn
 /// no record leaving DRAM takes goes to the resident of a bounded tier
 /// above read latest that DRAM holds no copy of: it moves down, so the last
 /// tier never idles while the tiers above fill, and their room goes to
