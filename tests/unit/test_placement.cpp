@@ -370,6 +370,43 @@ TEST(Placement, BackedResidentKeepsItsRoomFromMovesUp) {
   EXPECT_EQ(p.dir_tier[1], 1);
 }
 
+// A newcomer that must take a backed resident's room takes it from a tier holding more backed residents
+// than DRAM's budget holds records and than half that tier holds (a stale reserve of copies ahead), the
+// furthest first, not from the fastest tier; with no more than that, from the fastest tier as before.
+TEST(Placement, ANewcomerTakesTheRoomOfAStaleReserveOfBackedResidents) {
+  using mlbs::engine::policies::PlacementItem;
+  constexpr std::uint64_t kR = 4096;
+  const std::vector<std::uint64_t> tiers = {0, 2 * kR, 6 * kR, 0};  // two bounded tiers over an unlimited one
+  auto ranked_with = [&](std::size_t reserve) {
+    std::vector<PlacementItem> ranked = {{kR, kR, 0, -1}};  // the newcomer, soonest (uncounted LIFO)
+    ranked[0].held = true;
+    for (int i = 0; i < 2; ++i) ranked.push_back({kR, kR, 0, 1});  // the fast tier, full
+    ranked.back().backing = 3;                                      // one of them copied ahead
+    for (std::size_t i = 0; i < 6; ++i) {                           // the middle tier, full: the oldest backed
+      ranked.push_back({kR, kR, 0, 2});
+      if (i >= 6 - reserve) ranked.back().backing = 3;
+    }
+    return ranked;
+  };
+  // DRAM's budget holds two records, half the middle tier three: four backed residents there are stale.
+  auto p = mlbs::engine::policies::place(ranked_with(4), 0, tiers, false, {}, 0, false, std::nullopt, false, false,
+                                         2 * kR);
+  EXPECT_EQ(p.dir_tier[0], 2) << "the newcomer takes the stale reserve's room";
+  EXPECT_EQ(p.dir_tier[8], 3) << "the furthest backed resident falls back to its copy";
+  EXPECT_EQ(p.dir_tier[2], 1) << "the fast tier's backed resident keeps its room";
+  // Three are no more than half the middle tier: the fast tier's backed resident gives way.
+  p = mlbs::engine::policies::place(ranked_with(3), 0, tiers, false, {}, 0, false, std::nullopt, false, false,
+                                    2 * kR);
+  EXPECT_EQ(p.dir_tier[0], 1);
+  EXPECT_EQ(p.dir_tier[2], 3);
+  EXPECT_EQ(p.dir_tier[8], 2);
+  // Four are no more than DRAM's budget of five records holds: the same.
+  p = mlbs::engine::policies::place(ranked_with(4), 0, tiers, false, {}, 0, false, std::nullopt, false, false,
+                                    5 * kR);
+  EXPECT_EQ(p.dir_tier[0], 1);
+  EXPECT_EQ(p.dir_tier[8], 2);
+}
+
 // Reader retention: unread records take the fast tier before residents keep theirs; the resident that loses its room moves down.
 TEST(Placement, RecordsKeptForReadersClaimTheFastTierFirst) {
   std::vector<mlbs::engine::policies::PlacementItem> ranked = {

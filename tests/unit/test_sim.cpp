@@ -545,6 +545,21 @@ TEST(Sim, TheLastTierCopiesAheadFromAFullDram) {
   EXPECT_LT(r.wall_s, 1.1 * r.bound_s);
 }
 
+// Uncounted LIFO over tiers bounded at a quarter of 96 records each, compute as long as the least I/O:
+// copies ahead made while the tiers filled leave the middle tier's oldest records backed; the newcomers
+// take that stale reserve's room rather than the fast tier's, whose copy ahead each waited for.
+// DRAM for 8, each tier 2x slower: 79 records through the middle tier, 1.155x the bound (now 71, 1.102x);
+// DRAM for 2, each tier 5x slower: 8 last-tier copies made for nothing, 1.131x (now 6, 1.103x).
+TEST(Sim, NewcomersTakeTheRoomOfAStaleReserveOfCopiesAhead) {
+  constexpr std::uint64_t kRecord = 16ull << 20;
+  Result r = sweep_point("lifo/t3/n96/s8/fs0.25/bw2/f1.0");
+  EXPECT_LT(r.tiers[2].bytes_in, 75 * kRecord);
+  EXPECT_LT(r.wall_s, 1.12 * r.bound_s);
+  r = sweep_point("lifo/t3/n96/s2/fs0.25/bw5/f1.0");
+  EXPECT_LT(r.tiers[3].bytes_in - r.tiers[3].bytes_out, 7 * kRecord) << "last-tier copies never read";
+  EXPECT_LT(r.wall_s, 1.12 * r.bound_s);
+}
+
 // FIFO, DRAM for 8 of 32 records over two unlimited tiers 5x apart, compute half the least I/O: the
 // slower tier starts with the first record whose fetch the five before it on the fast tier hide, and
 // takes every sixth from there (its bandwidth's share), not record 14 once the fast tier had a round trip

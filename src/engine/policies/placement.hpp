@@ -64,7 +64,12 @@ struct Placement {
 /// its size, and falls back to its slower copy, which moves nothing (the
 /// copy was made while that tier had nothing else to do): the record would
 /// have cost the slower tier a write and a read, the resident costs it a
-/// read.
+/// read. Where a tier holds more backed residents than `dram_budget` (or
+/// `mem_capacity`, if more) holds records of the newcomer's size and than
+/// half its own room, a newcomer that finds no room on the first tier of
+/// its order goes to that tier first (its free room, else the furthest
+/// backed resident's): a reserve the writes do not draw on would otherwise
+/// keep copies the slower tier made for nothing.
 ///
 /// Records to `retain` for readers go first: each keeps the file copy it has,
 /// or takes the fastest tier with room, before any other record is placed
