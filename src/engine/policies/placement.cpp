@@ -503,11 +503,13 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     }
     const bool leaving = moves_up && ranked[i].held && ranked[i].file_copy < 0;
     const bool soonest_free = first_free(ranked[i].bytes, after_coming, i);
+    std::optional<std::size_t> reserve_tier;  // stale_reserve(i), asked once
     for (std::size_t t : leaving ? fastest_first : tier_order(ranked[i].bytes, soonest_free)) {
       std::size_t to = t;
       if (!usable(ranked[i], t)) {
-        if (const std::size_t u = stale_reserve(i); u && evict_backed(i, u))
-          to = u;
+        if (!reserve_tier) reserve_tier = stale_reserve(i);
+        if (*reserve_tier && evict_backed(i, *reserve_tier))
+          to = *reserve_tier;
         else if (!evict_backed(i, t))
           continue;
       }
