@@ -388,6 +388,10 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
   auto backed = [&](const PlacementItem& it) {
     return !it.retain && it.file_copy > 0 && it.backing > it.file_copy && std::size_t(it.backing) < left.size();
   };
+  // Record j is backed and keeps its room at its copy's tier (so far in this placement).
+  auto keeps_backed_room = [&](std::size_t j) {
+    return backed(ranked[j]) && p.dir_tier[j] == ranked[j].file_copy;
+  };
   // A backed resident's faster copy can be given up for nothing: room for
   // record i on tier t from the backed residents there ranked after it,
   // furthest first, each smaller than twice record i (the record, written
@@ -401,9 +405,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     std::vector<std::size_t> out;
     for (std::size_t j = ranked.size(); j-- > i + 1 && room < it.bytes;) {
       const PlacementItem& r = ranked[j];
-      if (p.dir_tier[j] != static_cast<int>(t) || r.file_copy != static_cast<int>(t) || !backed(r) ||
-          r.bytes >= 2 * it.bytes)
-        continue;
+      if (r.file_copy != static_cast<int>(t) || !keeps_backed_room(j) || r.bytes >= 2 * it.bytes) continue;
       out.push_back(j);
       room += r.bytes;
     }
@@ -438,7 +440,7 @@ Placement place(const std::vector<PlacementItem>& ranked, std::uint64_t mem_capa
     std::size_t u = 0, reserve = 0;
     for (std::size_t j = ranked.size(); j-- > i + 1;) {
       const PlacementItem& r = ranked[j];
-      if (r.file_copy <= 0 || p.dir_tier[j] != r.file_copy || !backed(r)) continue;
+      if (!keeps_backed_room(j)) continue;
       if (!u && r.bytes < 2 * it.bytes) u = std::size_t(r.file_copy);
       reserve += u && r.file_copy == static_cast<int>(u);
     }
